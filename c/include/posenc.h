@@ -1,0 +1,183 @@
+/* posenc.h — position encodings for transformers. The only public header.
+ *
+ * Usage (RoPE, Llama layout, llama3 scaling):
+ *
+ *     pe_rope_config cfg = {0};                   // zero means "the usual default" everywhere
+ *     cfg.head_dim = 128;
+ *     cfg.base = 500000.0;
+ *     cfg.type = PE_ROPE_LLAMA3;
+ *     cfg.factor = 8.0; cfg.low_freq_factor = 1.0; cfg.high_freq_factor = 4.0;
+ *     cfg.original_max_position_embeddings = 8192;
+ *
+ *     pe_rope rope;                               // caller-owned, no allocation anywhere in posenc
+ *     pe_status st = pe_rope_init(&rope, &cfg);   // validates and resolves the config once
+ *     if (st != PE_OK) fprintf(stderr, "%s\n", pe_status_string(st));
+ *
+ *     float cos[SEQ * 64], sin[SEQ * 64];         // rope.n_freq = rotary_dim / 2 = 64 per position
+ *     pe_rope_cos_sin(&rope, cos, sin, positions, SEQ, PE_SEQ_LEN_FROM_POSITIONS);
+ *     pe_rope_apply(&rope, x, cos, sin, batch, SEQ, heads, PE_LAYOUT_BSHD, 0, PE_ROTATE_FORWARD);
+ *
+ * Conventions: outputs first, then inputs, dimensions, then the config. Every function that can fail
+ * returns pe_status; pe_status_string() names the failure. Tensors are dense float32, row-major.
+ */
+#ifndef POSENC_H
+#define POSENC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Status                                                                                         */
+/* ---------------------------------------------------------------------------------------------- */
+
+typedef enum pe_status {
+    PE_OK = 0,
+    PE_ERR_NULL,               /* a required pointer is NULL */
+    PE_ERR_HEAD_DIM,           /* head_dim must be even and in [2, PE_ROPE_MAX_HEAD_DIM] */
+    PE_ERR_ROTARY_DIM,         /* rotary_dim must be even and in [2, head_dim] */
+    PE_ERR_BASE,               /* base (rope_theta) must be finite and > 0 (and != 1) */
+    PE_ERR_FACTOR,             /* a scaling factor must be finite and > 0 */
+    PE_ERR_ROPE_TYPE,          /* unknown rope type */
+    PE_ERR_PAIRING,            /* unknown pairing */
+    PE_ERR_LAYOUT,             /* unknown layout */
+    PE_ERR_MISSING_FIELD,      /* a field this rope type requires is zero / NULL */
+    PE_ERR_FIELD_VALUE,        /* a field has a value outside its documented range */
+    PE_ERR_POSITION,           /* a position is negative */
+    PE_ERR_SHAPE,              /* a dimension is < 1 or the sizes do not fit together */
+    PE_ERR_SEQ_LEN,            /* seq_len is negative (other than PE_SEQ_LEN_FROM_POSITIONS) */
+    PE_ERR_HEADS,              /* kv_heads does not divide heads, or a head count is < 1 */
+    PE_ERR_SCALE,              /* a scale is not finite */
+    PE_ERR_OUT_OF_RANGE,       /* an index (a learned-table row) is past the end */
+    PE_STATUS_COUNT
+} pe_status;
+
+/* A static, human-readable description of the status; never NULL. */
+const char *pe_status_string(pe_status status);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Shared enums                                                                                   */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Memory order of a 4-d tensor of heads. Both are dense; the head_dim axis is always innermost. */
+typedef enum pe_layout {
+    PE_LAYOUT_BSHD = 0, /* [batch, seq, heads, head_dim]  (PyTorch before .transpose(1, 2)) */
+    PE_LAYOUT_BHSD = 1  /* [batch, heads, seq, head_dim]  (Hugging Face q/k inside attention) */
+} pe_layout;
+
+/* Which two dimensions of a head form one rotated pair.
+ *   half-split (GPT-NeoX, Llama, HF rotate_half):   [x0 .. x(r/2-1) | x(r/2) .. x(r-1)], pair i = (i, i + r/2)
+ *   interleaved (GPT-J, the RoFormer paper):        [(x0,x1), (x2,x3), ...],             pair i = (2i, 2i + 1)
+ * Pair i turns by position * inv_freq[i] in both. */
+typedef enum pe_pairing {
+    PE_PAIRING_HALF = 0,
+    PE_PAIRING_INTERLEAVED = 1
+} pe_pairing;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* RoPE — Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding"         */
+/* ---------------------------------------------------------------------------------------------- */
+
+#define PE_ROPE_MAX_HEAD_DIM 1024
+#define PE_ROPE_MAX_FREQ (PE_ROPE_MAX_HEAD_DIM / 2)
+
+/* The scaling families of Hugging Face transformers' ROPE_INIT_FUNCTIONS. */
+typedef enum pe_rope_type {
+    PE_ROPE_DEFAULT = 0,      /* theta_i = base^(-2i/r) */
+    PE_ROPE_LINEAR = 1,       /* position interpolation, Chen et al. 2023: theta_i / factor */
+    PE_ROPE_DYNAMIC = 2,      /* dynamic NTK (bloc97, emozilla 2023): base grows with the sequence length */
+    PE_ROPE_YARN = 3,         /* Peng et al. 2023, "YaRN": ramp between interpolated and original theta */
+    PE_ROPE_LONGROPE = 4,     /* Ding et al. 2024, "LongRoPE": per-frequency rescale factors, short / long */
+    PE_ROPE_LLAMA3 = 5,       /* Meta's Llama 3.1 band-wise scaling */
+    PE_ROPE_PROPORTIONAL = 6, /* exponent over head_dim, zero frequencies past rotary_dim/2 (rotates all of head_dim) */
+    PE_ROPE_TYPE_COUNT
+} pe_rope_type;
+
+/* One config covers every scaling type, like HF's rope_parameters / ggml's rope_ext arguments.
+ * Every field's zero means the usual default; "required" fields have none and must be set. */
+typedef struct pe_rope_config {
+    int32_t head_dim;       /* required; even, 2 .. PE_ROPE_MAX_HEAD_DIM */
+    int32_t rotary_dim;     /* 0 -> head_dim; even, 2 .. head_dim. HF: int(head_dim * partial_rotary_factor) */
+    double base;            /* rope_theta; 0 -> 10000 */
+    int32_t type;           /* pe_rope_type; 0 -> default */
+    int32_t pairing;        /* pe_pairing; 0 -> half-split */
+    double factor;          /* linear, dynamic, llama3: required (> 0).
+                               yarn, longrope: 0 -> max_position_embeddings / original_max_position_embeddings.
+                               proportional: 0 -> 1 (frequencies are divided by it). */
+    int32_t max_position_embeddings;          /* dynamic: required. yarn, longrope: used when factor is 0. */
+    int32_t original_max_position_embeddings; /* yarn: 0 -> max_position_embeddings. longrope: 0 -> max_position_embeddings.
+                                                 llama3: required. */
+    double attention_factor; /* yarn, longrope: 0 -> derived (yarn 0.1 ln f + 1, or the mscale ratio;
+                                longrope sqrt(1 + ln f / ln original_max)). Multiplies cos and sin. */
+    double beta_fast;        /* yarn: 0 -> 32 (HF: `or 32`, so 0 means the default there too) */
+    double beta_slow;        /* yarn: 0 -> 1 */
+    double mscale;           /* yarn: used only when mscale and mscale_all_dim are both non-zero */
+    double mscale_all_dim;   /* yarn */
+    int32_t yarn_no_truncate; /* yarn: 0 -> truncate (floor/ceil the correction range), as HF's truncate=True */
+    double low_freq_factor;  /* llama3: required */
+    double high_freq_factor; /* llama3: required, > low_freq_factor */
+    const double *short_factor; /* longrope: required, rotary_dim/2 values > 0 */
+    const double *long_factor;  /* longrope: required, rotary_dim/2 values > 0 */
+} pe_rope_config;
+
+/* A resolved RoPE: made once by pe_rope_init, then read-only. Caller-owned (about 12 KiB). */
+typedef struct pe_rope {
+    pe_rope_config config;   /* defaults filled in; short/long_factor pointers are not used after init */
+    int32_t rot_dim;         /* dimensions rotated by apply: rotary_dim (head_dim for proportional) */
+    int32_t n_freq;          /* rot_dim / 2: frequencies per position */
+    double attention_scaling;
+    double inv_freq[PE_ROPE_MAX_FREQ];      /* for seq_len "none": default regime (longrope: short factors) */
+    double inv_freq_long[PE_ROPE_MAX_FREQ]; /* longrope only: long factors */
+} pe_rope;
+
+/* seq_len arguments: the "current sequence length" of HF's init functions. It only matters for dynamic
+ * (base grows when seq_len > max_position_embeddings) and longrope (long factors when seq_len > original max). */
+#define PE_SEQ_LEN_NONE 0                 /* HF's seq_len=None */
+#define PE_SEQ_LEN_FROM_POSITIONS (-1)    /* max(positions) + 1, as one HF forward call decides */
+
+typedef enum pe_rotation {
+    PE_ROTATE_FORWARD = 0,  /* x' = x cos + rotate(x) sin                       */
+    PE_ROTATE_INVERSE = 1   /* x' = x cos - rotate(x) sin (undoes FORWARD when the tables were built with 1/scale) */
+} pe_rotation;
+
+/* Validates cfg and resolves defaults and frequency tables into rope. */
+pe_status pe_rope_init(pe_rope *rope, const pe_rope_config *cfg);
+
+/* inv_freq[n_freq] (double) and the attention scaling at a sequence length (PE_SEQ_LEN_NONE for none). */
+pe_status pe_rope_inv_freq(double *inv_freq, double *attention_scaling, const pe_rope *rope, int64_t seq_len);
+
+/* cos and sin are (n_positions, rope->n_freq): cos[p][i] = scale * cos(positions[p] * inv_freq[i]), where
+ * scale = rope->attention_scaling * extra_scale (pass 1 for the HF tables). seq_len chooses inv_freq as above;
+ * PE_SEQ_LEN_FROM_POSITIONS uses max(positions) + 1. Angles are formed and reduced in double. */
+pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions,
+                          int32_t n_positions, int64_t seq_len, double extra_scale);
+
+/* Rotates x in place. x is (batch, seq, heads, head_dim) for BSHD or (batch, heads, seq, head_dim) for BHSD,
+ * dense. cos/sin rows come from pe_rope_cos_sin: (seq, n_freq) shared by the batch, or (batch * seq, n_freq)
+ * when per_batch_rows is non-zero (left padding, packing). Dimensions >= rot_dim are untouched. */
+pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin, int32_t batch,
+                        int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation);
+
+/* Scans positions once: PE_ERR_POSITION if any is negative, else *max_position = the largest (0 if n == 0). */
+pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Absolute encodings, ALiBi, attention                                                           */
+/* (declared by the encodings/attention work; see the sections below as they land)               */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------------------------- */
+/* ABI helper for the WebAssembly wrapper                                                         */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Byte offsets of pe_rope_config's fields, in declaration order, followed by sizeof(pe_rope_config) and
+ * sizeof(pe_rope). The JS wrapper reads this once instead of hard-coding the struct layout. */
+const int32_t *pe_abi_rope_config_layout(int32_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* POSENC_H */
