@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Builds posenc.
+#   bash build.sh          everything: both wasm modules + web/src/wasm-inline.js, and the native C tests
+#   bash build.sh wasm     dist/posenc.simd.wasm, dist/posenc.wasm, web/src/wasm-inline.js (emcc)
+#   bash build.sh native   build/native/test_* (gcc, ASan + UBSan); run them with scripts/run-c-tests.sh
+#   bash build.sh clean    removes dist/, build/ and web/src/wasm-inline.js
+# Idempotent: a step whose inputs (sources, headers, flags, compiler) are unchanged is skipped.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+what="${1:-all}"
+case "$what" in all|wasm|native|clean) ;; *) echo "usage: build.sh [all|wasm|native|clean]" >&2; exit 2 ;; esac
+
+if [[ "$what" == clean ]]; then
+  rm -rf dist build web/src/wasm-inline.js
+  echo "build: cleaned"
+  exit 0
+fi
+
+shopt -s nullglob
+SOURCES=(c/src/*.c)
+WASM_SOURCES=("${SOURCES[@]}")
+[[ -f c/model/model.c ]] && WASM_SOURCES+=(c/model/model.c)
+HEADERS=(c/include/*.h c/src/*.h)
+
+# Fingerprint of a list of files plus extra strings (flags, compiler version).
+fingerprint() { { sha256sum "$@" 2>/dev/null; printf '%s\n' "${EXTRA_FP[@]}"; } | sha256sum | cut -c1-64; }
+
+# ---------------------------------------------------------------------------------------------------
+# WebAssembly: two standalone modules (no Emscripten JS glue; web/src loads them itself)
+# ---------------------------------------------------------------------------------------------------
+build_wasm() {
+  bash scripts/ensure-tools.sh emcc
+  export NODE_PATH="${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs"  # emcc's JS tools need Debian's acorn
+
+  if (( ${#WASM_SOURCES[@]} == 0 )); then
+    echo "build: no C sources in c/src yet; nothing to compile to wasm" >&2
+    exit 1
+  fi
+
+  # 3.1.6 (Debian 12) calls the stack setting TOTAL_STACK; newer Emscripten renamed it STACK_SIZE.
+  local em_root stack_setting exports
+  em_root="$(dirname "$(readlink -f "$(command -v emcc)")")"
+  if grep -q '^var STACK_SIZE\b' "$em_root/src/settings.js" 2>/dev/null; then stack_setting=STACK_SIZE; else stack_setting=TOTAL_STACK; fi
+  exports="$(node scripts/wasm-exports.mjs c/include/posenc.h)"
+
+  local common=(-std=c11 -Ic/include -ffp-contract=off -Wall -Wextra
+    --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=1MB
+    "-s$stack_setting=256KB" "-sEXPORTED_FUNCTIONS=$exports")
+  local simd_flags=(-O3 -msimd128)
+  local scalar_flags=(-O3 -fno-vectorize -fno-slp-vectorize)
+
+  EXTRA_FP=("$(emcc --version 2>/dev/null | head -1)" "${common[*]}" "${simd_flags[*]}" "${scalar_flags[*]}" "$(cat scripts/inline-wasm.mjs scripts/check-wasm.mjs scripts/wasm-exports.mjs | sha256sum)")
+  local fp; fp="$(fingerprint "${WASM_SOURCES[@]}" "${HEADERS[@]}")"
+  if [[ -f dist/posenc.simd.wasm && -f dist/posenc.wasm && -f web/src/wasm-inline.js && "$(cat dist/.stamp 2>/dev/null)" == "$fp" ]]; then
+    echo "build: wasm up to date"
+    return
+  fi
+
+  mkdir -p dist
+  rm -f dist/.stamp
+  local t0=$SECONDS
+  echo "build: emcc ${#WASM_SOURCES[@]} sources -> dist/posenc.simd.wasm, dist/posenc.wasm"
+  # The two builds are independent; run them side by side.
+  emcc "${simd_flags[@]}" "${common[@]}" "${WASM_SOURCES[@]}" -o dist/posenc.simd.wasm &
+  local simd_pid=$!
+  local rc=0
+  emcc "${scalar_flags[@]}" "${common[@]}" "${WASM_SOURCES[@]}" -o dist/posenc.wasm || rc=$?
+  wait "$simd_pid" || rc=$?
+  (( rc == 0 )) || { echo "build: emcc failed" >&2; exit "$rc"; }
+
+  node scripts/check-wasm.mjs "$exports" dist/posenc.simd.wasm dist/posenc.wasm
+  node scripts/inline-wasm.mjs dist/posenc.simd.wasm dist/posenc.wasm web/src/wasm-inline.js
+  echo "$fp" > dist/.stamp
+  echo "build: wasm done in $((SECONDS - t0))s"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Native: each tests/c/test_*.c linked against every c/src/*.c, under AddressSanitizer + UBSan
+# ---------------------------------------------------------------------------------------------------
+build_native() {
+  bash scripts/ensure-tools.sh gcc
+  local tests=(tests/c/test_*.c)
+  local cflags=(-std=c11 -O1 -g -Wall -Wextra -Werror -ffp-contract=off
+    -fsanitize=address,undefined -fno-sanitize-recover=all -Ic/include)
+  mkdir -p build/native/obj
+
+  EXTRA_FP=("$(gcc --version | head -1)" "${cflags[*]}")
+  # Objects for the library sources: rebuilt when the source, any header or the flags change.
+  local objs=() src obj fp
+  local hdr_fp; hdr_fp="$(fingerprint "${HEADERS[@]}")"
+  local built=0
+  for src in "${SOURCES[@]}"; do
+    obj="build/native/obj/$(basename "${src%.c}").o"
+    fp="$(EXTRA_FP+=("$hdr_fp"); fingerprint "$src")"
+    if [[ ! -f "$obj" || "$(cat "$obj.stamp" 2>/dev/null)" != "$fp" ]]; then
+      gcc "${cflags[@]}" -c "$src" -o "$obj"
+      echo "$fp" > "$obj.stamp"
+      built=1
+    fi
+    objs+=("$obj")
+  done
+  # Drop objects whose source is gone.
+  for obj in build/native/obj/*.o; do
+    [[ -f "c/src/$(basename "${obj%.o}").c" ]] || { rm -f "$obj" "$obj.stamp"; built=1; }
+  done
+
+  local t bin n=0
+  for t in "${tests[@]}"; do
+    bin="build/native/$(basename "${t%.c}")"
+    fp="$(EXTRA_FP+=("$hdr_fp"); fingerprint "$t" "${objs[@]}")"
+    if [[ ! -x "$bin" || "$(cat "$bin.stamp" 2>/dev/null)" != "$fp" ]]; then
+      gcc "${cflags[@]}" "$t" "${objs[@]}" -lm -o "$bin"
+      echo "$fp" > "$bin.stamp"
+      built=1
+    fi
+    n=$((n + 1))
+  done
+  # Drop test binaries whose source is gone, so the runner does not run stale ones.
+  for bin in build/native/test_*; do
+    [[ "$bin" == *.stamp ]] && continue
+    [[ -f "tests/c/$(basename "$bin").c" ]] || { rm -f "$bin" "$bin.stamp"; }
+  done
+  if (( built )); then echo "build: native ${#SOURCES[@]} sources, $n test binaries in build/native/"
+  else echo "build: native up to date ($n test binaries)"; fi
+}
+
+case "$what" in
+  all) build_wasm; build_native ;;
+  wasm) build_wasm ;;
+  native) build_native ;;
+esac

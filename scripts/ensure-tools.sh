@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Makes sure the given tools exist, installing their Debian packages with apt-get when they do not.
+#   bash scripts/ensure-tools.sh emcc gcc chromium
+# Needs root to install; otherwise prints exactly what to install and exits non-zero.
+set -euo pipefail
+
+declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium")
+declare -A BIN=([emcc]="emcc" [gcc]="gcc" [chromium]="/usr/bin/chromium")
+
+missing=()
+for tool in "$@"; do
+  [[ -n "${PKG[$tool]:-}" ]] || { echo "ensure-tools: unknown tool '$tool'" >&2; exit 2; }
+  command -v "${BIN[$tool]}" >/dev/null 2>&1 || missing+=(${PKG[$tool]})
+done
+(( ${#missing[@]} == 0 )) && exit 0
+
+if [[ "$(id -u)" != 0 ]]; then
+  echo "posenc needs these Debian packages: ${missing[*]}" >&2
+  echo "install them as root, then run this again:" >&2
+  echo "    apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "ensure-tools: apt-get install ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null
+for tool in "$@"; do
+  command -v "${BIN[$tool]}" >/dev/null 2>&1 || { echo "ensure-tools: $tool still missing after installing ${PKG[$tool]}" >&2; exit 1; }
+done

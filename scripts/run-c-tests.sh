@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every native C test binary built by `build.sh native` (build/native/test_*), from the repo root so
+# tests find ../shared/golden. Each binary prints its own results and exits non-zero on failure.
+# Last line: "c: N passed, N failed" (N = binaries). Exits non-zero if any failed.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+shopt -s nullglob
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+passed=0 failed=0 failed_names=()
+for bin in build/native/test_*; do
+  [[ -x "$bin" && "$bin" != *.stamp ]] || continue
+  name="$(basename "$bin")"
+  echo "--- $name"
+  t0=$(date +%s.%N)
+  if "$bin"; then rc=0; else rc=$?; fi
+  dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  if (( rc == 0 )); then
+    passed=$((passed + 1)); echo "ok   $name (${dt}s)"
+  else
+    failed=$((failed + 1)); failed_names+=("$name"); echo "FAIL $name (exit $rc, ${dt}s)"
+  fi
+done
+(( failed )) && echo "failed: ${failed_names[*]}"
+echo "c: $passed passed, $failed failed"
+(( failed == 0 ))

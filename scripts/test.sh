@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs every test, phase by phase, after build.sh: node --test over tests/js, tests/browser, tests/pack, then
+# the native C tests. Every phase runs even when an earlier one fails; the summary gives counts and times.
+#   bash scripts/test.sh [js|browser|pack|c]...     (default: all phases)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+(( $# )) || set -- js browser pack c
+mkdir -p test-results
+summary=() status=0
+
+for phase in "$@"; do
+  log="test-results/$phase.log"
+  t0=$SECONDS
+  echo "=== $phase"
+  if [[ "$phase" == c ]]; then
+    bash scripts/run-c-tests.sh 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
+    counts="$(tail -n 1 "$log" | sed 's/^c: //')"
+  else
+    mapfile -t files < <(find "tests/$phase" -type f \( -name '*.test.js' -o -name '*.test.mjs' \) 2>/dev/null | sort)
+    if (( ${#files[@]} == 0 )); then
+      echo "(no test files in tests/$phase)"; rc=0; counts="no tests"
+    else
+      node --test --test-reporter=spec "${files[@]}" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
+      pass="$(grep -E '^ℹ pass [0-9]+' "$log" | tail -n 1 | grep -Eo '[0-9]+')"
+      fail="$(grep -E '^ℹ fail [0-9]+' "$log" | tail -n 1 | grep -Eo '[0-9]+')"
+      counts="${pass:-?} passed, ${fail:-?} failed"
+    fi
+  fi
+  (( rc == 0 )) || status=1
+  summary+=("$(printf '%-8s %-28s %4ss%s' "$phase:" "$counts" "$((SECONDS - t0))" "$( (( rc == 0 )) || echo '   FAILED')")")
+done
+
+echo
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+exit "$status"
