@@ -1,0 +1,291 @@
+/* rope.c — RoPE cos/sin tables and in-place rotation (Su et al. 2021, "RoFormer").
+ *
+ * Pair i of a head turns by angle pos * theta_i:   x'_a = x_a cos - x_b sin,   x'_b = x_b cos + x_a sin
+ *
+ *   half-split   [x0 .. x(n-1) | xn .. x(2n-1) | pass-through]    a = i,  b = i + n      (n = rot_dim / 2)
+ *   interleaved  [(x0,x1) (x2,x3) ... (x(2n-2),x(2n-1)) | pass]   a = 2i, b = 2i + 1
+ *
+ * The SIMD path loads interleaved pairs as two planes (evens, odds), so both pairings run the same
+ * arithmetic as the scalar path, in the same order: the two builds agree bit for bit.
+ */
+#include "posenc.h"
+#include "simd.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------- */
+/* sin and cos of pos * theta, exact for any int32 position                                       */
+/* ---------------------------------------------------------------------------------------------- */
+/* Why not float32 like the reference: pos * theta in float32 is off by ~pos * theta * 2^-24, 1e-2 rad at
+ * position 131071. We form the angle in double and reduce it there: k = nearest(x * 2/pi),
+ * r = x - k * pi/2 with pi/2 split into three parts (Cody & Waite 1980). The first two parts carry 22 bits
+ * each, so k * part is exact for every k < 2^31 — any int32 position times theta <= 1 — and the subtraction
+ * loses nothing; r is then right to ~1 ulp of double. Only r (|r| <= pi/4) is rounded to float32, and short
+ * minimax polynomials (Cephes sinf/cosf) give sin r and cos r to ~1 ulp of float32; k mod 4 picks the
+ * quadrant. No libm call per element, and it vectorises: f64x2 for the reduction, f32x4 after. */
+static const double PE__TWO_OVER_PI = 0x1.45f306dc9c883p-1;
+static const double PE__PIO2_1 = 0x1.921fb00000000p+0;  /* 22 bits */
+static const double PE__PIO2_2 = 0x1.5110b00000000p-22; /* next 22 bits */
+static const double PE__PIO2_3 = 0x1.18469898cc517p-44; /* the rest */
+static const double PE__ROUND_MAGIC = 0x1.8p52;         /* (x + M) - M rounds to nearest even for |x| < 2^51 */
+
+#define PE__S1 (-1.6666654611e-1f)
+#define PE__S2 (8.3321608736e-3f)
+#define PE__S3 (-1.9515295891e-4f)
+#define PE__C1 (4.166664568298827e-2f)
+#define PE__C2 (-1.388731625493765e-3f)
+#define PE__C3 (2.443315711809948e-5f)
+
+/* sin and cos of r, |r| <= pi/4 (slightly more at rounding boundaries, where the error stays ~1 ulp) */
+static inline float pe__sin_poly(float r) {
+    float z = r * r;
+    return ((PE__S3 * z + PE__S2) * z + PE__S1) * z * r + r;
+}
+static inline float pe__cos_poly(float r) {
+    float z = r * r;
+    return ((PE__C3 * z + PE__C2) * z + PE__C1) * z * z - 0.5f * z + 1.0f;
+}
+
+/* Quadrant q = k mod 4:  sin x = { s, c, -s, -c }[q],  cos x = { c, -s, -c, s }[q].
+ * Branch-free: odd q swaps s and c; bit 1 of q flips the sign of sin, bit 1 of q + 1 flips cos. */
+static inline void pe__sincos_scalar(float *out_sin, float *out_cos, double x, float scale) {
+    double k = (x * PE__TWO_OVER_PI + PE__ROUND_MAGIC) - PE__ROUND_MAGIC;
+    double r = ((x - k * PE__PIO2_1) - k * PE__PIO2_2) - k * PE__PIO2_3;
+    double k4 = ((k * 0.25 + PE__ROUND_MAGIC) - PE__ROUND_MAGIC) * 4.0; /* exact: k - k4 in [-2, 2] */
+    uint32_t q = (uint32_t)(int32_t)(k - k4);
+    float rf = (float)r;
+    float s = pe__sin_poly(rf), c = pe__cos_poly(rf);
+    uint32_t swap = 0u - (q & 1u);
+    uint32_t su, cu;
+    memcpy(&su, &s, 4);
+    memcpy(&cu, &c, 4);
+    uint32_t sin_u = ((cu & swap) | (su & ~swap)) ^ ((q & 2u) << 30);
+    uint32_t cos_u = ((su & swap) | (cu & ~swap)) ^ (((q + 1u) & 2u) << 30);
+    float sv, cv;
+    memcpy(&sv, &sin_u, 4);
+    memcpy(&cv, &cos_u, 4);
+    *out_sin = sv * scale;
+    *out_cos = cv * scale;
+}
+
+#if PE_SIMD
+/* Four angles at once: the same operations as pe__sincos_scalar, lane by lane. */
+static inline void pe__sincos4(float *out_sin, float *out_cos, pe_v128 x01, pe_v128 x23, pe_v128 scale) {
+    const pe_v128 two_over_pi = pe_f64x2_splat(PE__TWO_OVER_PI);
+    const pe_v128 p1 = pe_f64x2_splat(PE__PIO2_1), p2 = pe_f64x2_splat(PE__PIO2_2), p3 = pe_f64x2_splat(PE__PIO2_3);
+    const pe_v128 quarter = pe_f64x2_splat(0.25), four = pe_f64x2_splat(4.0);
+
+    pe_v128 k01 = pe_f64x2_nearest(pe_f64x2_mul(x01, two_over_pi));
+    pe_v128 k23 = pe_f64x2_nearest(pe_f64x2_mul(x23, two_over_pi));
+    pe_v128 r01 = pe_f64x2_sub(pe_f64x2_sub(pe_f64x2_sub(x01, pe_f64x2_mul(k01, p1)), pe_f64x2_mul(k01, p2)),
+                               pe_f64x2_mul(k01, p3));
+    pe_v128 r23 = pe_f64x2_sub(pe_f64x2_sub(pe_f64x2_sub(x23, pe_f64x2_mul(k23, p1)), pe_f64x2_mul(k23, p2)),
+                               pe_f64x2_mul(k23, p3));
+    pe_v128 q01 = pe_f64x2_sub(k01, pe_f64x2_mul(pe_f64x2_nearest(pe_f64x2_mul(k01, quarter)), four));
+    pe_v128 q23 = pe_f64x2_sub(k23, pe_f64x2_mul(pe_f64x2_nearest(pe_f64x2_mul(k23, quarter)), four));
+    pe_v128 q = pe_f64x2_to_i32_pair(q01, q23);
+    pe_v128 r = pe_f64x2_demote_pair(r01, r23);
+
+    pe_v128 z = pe_f32x4_mul(r, r);
+    pe_v128 s = pe_f32x4_add(
+        pe_f32x4_mul(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_splat(PE__S3), z),
+                                                                           pe_f32x4_splat(PE__S2)),
+                                                              z),
+                                                 pe_f32x4_splat(PE__S1)),
+                                  z),
+                     r),
+        r);
+    pe_v128 c = pe_f32x4_add(
+        pe_f32x4_sub(
+            pe_f32x4_mul(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_splat(PE__C3), z),
+                                                                               pe_f32x4_splat(PE__C2)),
+                                                                  z),
+                                                     pe_f32x4_splat(PE__C1)),
+                                      z),
+                         z),
+            pe_f32x4_mul(pe_f32x4_splat(0.5f), z)),
+        pe_f32x4_splat(1.0f));
+
+    const pe_v128 one = pe_i32x4_splat(1), two = pe_i32x4_splat(2);
+    pe_v128 swap = pe_i32x4_eq(pe_v128_and(q, one), one);
+    pe_v128 sin_sign = pe_i32x4_shl(pe_v128_and(q, two), 30);
+    pe_v128 cos_sign = pe_i32x4_shl(pe_v128_and(pe_i32x4_add(q, one), two), 30);
+    pe_v128 sin_v = pe_v128_xor(pe_v128_select(c, s, swap), sin_sign);
+    pe_v128 cos_v = pe_v128_xor(pe_v128_select(s, c, swap), cos_sign);
+    pe_f32x4_store(out_sin, pe_f32x4_mul(sin_v, scale));
+    pe_f32x4_store(out_cos, pe_f32x4_mul(cos_v, scale));
+}
+#endif
+
+/* One table row: cos[i], sin[i] of pos * inv_freq[i], times scale. */
+static void pe__cos_sin_row(float *cos, float *sin, double pos, const double *inv_freq, int32_t n, float scale) {
+    int32_t i = 0;
+#if PE_SIMD
+    pe_v128 p = pe_f64x2_splat(pos), sc = pe_f32x4_splat(scale);
+    for (; i + 4 <= n; i += 4) {
+        pe_v128 x01 = pe_f64x2_mul(p, pe_f64x2_load(inv_freq + i));
+        pe_v128 x23 = pe_f64x2_mul(p, pe_f64x2_load(inv_freq + i + 2));
+        pe__sincos4(sin + i, cos + i, x01, x23, sc);
+    }
+#endif
+    for (; i < n; i++) pe__sincos_scalar(sin + i, cos + i, pos * inv_freq[i], scale);
+}
+
+pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions) {
+    if (!max_position || (n_positions > 0 && !positions)) return PE_ERR_NULL;
+    if (n_positions < 0) return PE_ERR_SHAPE;
+    /* one pass, no branch per element: OR collects any sign bit, max the largest */
+    int32_t any_negative = 0, max = 0;
+    for (int32_t i = 0; i < n_positions; i++) {
+        any_negative |= positions[i];
+        max = positions[i] > max ? positions[i] : max;
+    }
+    if (any_negative < 0) return PE_ERR_POSITION;
+    *max_position = max;
+    return PE_OK;
+}
+
+pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions,
+                          int32_t n_positions, int64_t seq_len, double extra_scale) {
+    if (!rope) return PE_ERR_NULL;
+    if (n_positions < 0) return PE_ERR_SHAPE;
+    if (n_positions > 0 && (!cos || !sin || !positions)) return PE_ERR_NULL;
+    if (seq_len < PE_SEQ_LEN_FROM_POSITIONS) return PE_ERR_SEQ_LEN;
+    if (!isfinite(extra_scale)) return PE_ERR_SCALE;
+
+    int32_t max_position = 0;
+    pe_status st = pe_positions_max(&max_position, positions, n_positions);
+    if (st != PE_OK) return st;
+    if (seq_len == PE_SEQ_LEN_FROM_POSITIONS) seq_len = (int64_t)max_position + 1;
+
+    double inv_freq[PE_ROPE_MAX_FREQ];
+    double attention_scaling;
+    st = pe_rope_inv_freq(inv_freq, &attention_scaling, rope, seq_len);
+    if (st != PE_OK) return st;
+
+    /* HF multiplies the float32 cos/sin by the attention factor; we round the product of the factors once */
+    float scale = (float)(attention_scaling * extra_scale);
+    int32_t n = rope->n_freq;
+    for (int32_t p = 0; p < n_positions; p++)
+        pe__cos_sin_row(cos + (size_t)p * n, sin + (size_t)p * n, (double)positions[p], inv_freq, n, scale);
+    return PE_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Apply                                                                                          */
+/* ---------------------------------------------------------------------------------------------- */
+/* a and b hold n pair members each (a[i] pairs with b[i]); inverse turns the other way. */
+PE_INLINE void pe__rotate_planes(float *a, float *b, const float *cos, const float *sin, int32_t n,
+                                 const int inverse) {
+    int32_t i = 0;
+#if PE_SIMD
+    for (; i + 4 <= n; i += 4) {
+        pe_v128 va = pe_f32x4_load(a + i), vb = pe_f32x4_load(b + i);
+        pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
+        if (inverse) {
+            pe_f32x4_store(a + i, pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)));
+            pe_f32x4_store(b + i, pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)));
+        } else {
+            pe_f32x4_store(a + i, pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)));
+            pe_f32x4_store(b + i, pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)));
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        float xa = a[i], xb = b[i], c = cos[i], s = sin[i];
+        a[i] = inverse ? xa * c + xb * s : xa * c - xb * s;
+        b[i] = inverse ? xb * c - xa * s : xb * c + xa * s;
+    }
+}
+
+/* Interleaved pairs (x[2i], x[2i+1]): the SIMD loop splits 8 floats into even and odd planes, rotates them
+ * as above and zips them back; the scalar loop does the same arithmetic in place. */
+PE_INLINE void pe__rotate_interleaved(float *x, const float *cos, const float *sin, int32_t n, const int inverse) {
+    int32_t i = 0;
+#if PE_SIMD
+    for (; i + 4 <= n; i += 4) {
+        pe_v128 lo = pe_f32x4_load(x + 2 * i), hi = pe_f32x4_load(x + 2 * i + 4);
+        pe_v128 va = pe_f32x4_even(lo, hi), vb = pe_f32x4_odd(lo, hi);
+        pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
+        pe_v128 ra, rb;
+        if (inverse) {
+            ra = pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s));
+            rb = pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s));
+        } else {
+            ra = pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s));
+            rb = pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s));
+        }
+        pe_f32x4_store(x + 2 * i, pe_f32x4_zip_lo(ra, rb));
+        pe_f32x4_store(x + 2 * i + 4, pe_f32x4_zip_hi(ra, rb));
+    }
+#endif
+    for (; i < n; i++) {
+        float xa = x[2 * i], xb = x[2 * i + 1], c = cos[i], s = sin[i];
+        x[2 * i] = inverse ? xa * c + xb * s : xa * c - xb * s;
+        x[2 * i + 1] = inverse ? xb * c - xa * s : xb * c + xa * s;
+    }
+}
+
+/* Rotates `count` heads that share one cos/sin row, `stride` floats apart. inverse and interleaved are
+ * constants after inlining, so each of the four variants gets its own branch-free loop. */
+PE_INLINE void pe__rotate_heads(float *x, int32_t count, size_t stride, const float *cos, const float *sin,
+                                int32_t n, const int interleaved, const int inverse) {
+    for (int32_t h = 0; h < count; h++, x += stride) {
+        if (interleaved)
+            pe__rotate_interleaved(x, cos, sin, n, inverse);
+        else
+            pe__rotate_planes(x, x + n, cos, sin, n, inverse);
+    }
+}
+
+PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t batch, int32_t seq, int32_t heads,
+                         int32_t head_dim, int32_t n, int bhsd, int per_batch_rows, const int interleaved,
+                         const int inverse) {
+    size_t d = (size_t)head_dim;
+    for (int32_t b = 0; b < batch; b++) {
+        const float *cos_b = cos + (per_batch_rows ? (size_t)b * seq * n : 0);
+        const float *sin_b = sin + (per_batch_rows ? (size_t)b * seq * n : 0);
+        if (!bhsd) {
+            /* (b, s): one cos/sin row, loaded once, serves every head of the token */
+            for (int32_t s = 0; s < seq; s++) {
+                float *xs = x + ((size_t)b * seq + s) * heads * d;
+                pe__rotate_heads(xs, heads, d, cos_b + (size_t)s * n, sin_b + (size_t)s * n, n, interleaved, inverse);
+            }
+        } else {
+            /* (b, h): walk the sequence; the seq x n table stays hot in cache across heads */
+            for (int32_t h = 0; h < heads; h++) {
+                float *xh = x + ((size_t)b * heads + h) * seq * d;
+                for (int32_t s = 0; s < seq; s++)
+                    pe__rotate_heads(xh + (size_t)s * d, 1, d, cos_b + (size_t)s * n, sin_b + (size_t)s * n, n,
+                                     interleaved, inverse);
+            }
+        }
+    }
+}
+
+pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin, int32_t batch,
+                        int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
+    if (!rope) return PE_ERR_NULL;
+    if (batch < 0 || seq < 0 || heads < 0) return PE_ERR_SHAPE;
+    if (layout != PE_LAYOUT_BSHD && layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
+    if (rotation != PE_ROTATE_FORWARD && rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
+    if ((int64_t)batch * seq * heads == 0) return PE_OK;
+    if (!x || !cos || !sin) return PE_ERR_NULL;
+    if ((double)batch * seq * heads * rope->config.head_dim > (double)(PTRDIFF_MAX / sizeof(float)))
+        return PE_ERR_SHAPE;
+
+    int32_t n = rope->n_freq, d = rope->config.head_dim;
+    int bhsd = layout == PE_LAYOUT_BHSD, rows = per_batch_rows != 0;
+    int interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED, inverse = rotation == PE_ROTATE_INVERSE;
+    /* four instantiations so the pairing and the direction are never decided inside the loops */
+    if (interleaved && inverse)
+        pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 1, 1);
+    else if (interleaved)
+        pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 1, 0);
+    else if (inverse)
+        pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 0, 1);
+    else
+        pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 0, 0);
+    return PE_OK;
+}

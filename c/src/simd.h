@@ -1,0 +1,76 @@
+/* simd.h — the only place where intrinsics and compiler extensions live.
+ *
+ * PE_SIMD is 1 when compiling for WebAssembly with -msimd128, else 0. Kernels write their vector loop under
+ * `#if PE_SIMD` and keep a scalar loop that handles the tail (and everything in the scalar build), so both
+ * builds run the same arithmetic in the same order and can be compared exactly.
+ */
+#ifndef PE_SIMD_H
+#define PE_SIMD_H
+
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PE_INLINE static inline __attribute__((always_inline))
+#else
+#define PE_INLINE static inline
+#endif
+
+#if defined(__wasm_simd128__)
+#define PE_SIMD 1
+#include <wasm_simd128.h>
+
+typedef v128_t pe_v128;
+
+/* f32x4 */
+PE_INLINE pe_v128 pe_f32x4_load(const float *p) { return wasm_v128_load(p); }
+PE_INLINE void pe_f32x4_store(float *p, pe_v128 v) { wasm_v128_store(p, v); }
+PE_INLINE pe_v128 pe_f32x4_splat(float x) { return wasm_f32x4_splat(x); }
+PE_INLINE pe_v128 pe_f32x4_add(pe_v128 a, pe_v128 b) { return wasm_f32x4_add(a, b); }
+PE_INLINE pe_v128 pe_f32x4_sub(pe_v128 a, pe_v128 b) { return wasm_f32x4_sub(a, b); }
+PE_INLINE pe_v128 pe_f32x4_mul(pe_v128 a, pe_v128 b) { return wasm_f32x4_mul(a, b); }
+PE_INLINE pe_v128 pe_f32x4_max(pe_v128 a, pe_v128 b) { return wasm_f32x4_max(a, b); }
+PE_INLINE float pe_f32x4_sum(pe_v128 v) {
+    /* ((v0 + v2) + (v1 + v3)): a fixed order, documented so scalar twins can match it. */
+    pe_v128 h = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+    return wasm_f32x4_extract_lane(h, 0) + wasm_f32x4_extract_lane(h, 1);
+}
+
+/* [a0 b0 a1 b1] [a2 b2 a3 b3] -> [a0 a1 a2 a3], [b0 b1 b2 b3] and back: interleaved pairs as two planes. */
+PE_INLINE pe_v128 pe_f32x4_even(pe_v128 lo, pe_v128 hi) { return wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6); }
+PE_INLINE pe_v128 pe_f32x4_odd(pe_v128 lo, pe_v128 hi) { return wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7); }
+PE_INLINE pe_v128 pe_f32x4_zip_lo(pe_v128 a, pe_v128 b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
+PE_INLINE pe_v128 pe_f32x4_zip_hi(pe_v128 a, pe_v128 b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }
+
+/* bit operations (for sign and quadrant selection) */
+PE_INLINE pe_v128 pe_v128_and(pe_v128 a, pe_v128 b) { return wasm_v128_and(a, b); }
+PE_INLINE pe_v128 pe_v128_xor(pe_v128 a, pe_v128 b) { return wasm_v128_xor(a, b); }
+PE_INLINE pe_v128 pe_v128_select(pe_v128 if_set, pe_v128 if_clear, pe_v128 mask) {
+    return wasm_v128_bitselect(if_set, if_clear, mask);
+}
+PE_INLINE pe_v128 pe_i32x4_splat(int32_t x) { return wasm_i32x4_splat(x); }
+PE_INLINE pe_v128 pe_i32x4_add(pe_v128 a, pe_v128 b) { return wasm_i32x4_add(a, b); }
+PE_INLINE pe_v128 pe_i32x4_shl(pe_v128 a, int n) { return wasm_i32x4_shl(a, n); }
+PE_INLINE pe_v128 pe_i32x4_eq(pe_v128 a, pe_v128 b) { return wasm_i32x4_eq(a, b); }
+
+/* f64x2 */
+PE_INLINE pe_v128 pe_f64x2_make(double a, double b) { return wasm_f64x2_make(a, b); }
+PE_INLINE pe_v128 pe_f64x2_load(const double *p) { return wasm_v128_load(p); }
+PE_INLINE pe_v128 pe_f64x2_splat(double x) { return wasm_f64x2_splat(x); }
+PE_INLINE pe_v128 pe_f64x2_add(pe_v128 a, pe_v128 b) { return wasm_f64x2_add(a, b); }
+PE_INLINE pe_v128 pe_f64x2_sub(pe_v128 a, pe_v128 b) { return wasm_f64x2_sub(a, b); }
+PE_INLINE pe_v128 pe_f64x2_mul(pe_v128 a, pe_v128 b) { return wasm_f64x2_mul(a, b); }
+PE_INLINE pe_v128 pe_f64x2_nearest(pe_v128 a) { return wasm_f64x2_nearest(a); }
+/* two f64x2 -> one f32x4 [a0 a1 b0 b1], each lane rounded once */
+PE_INLINE pe_v128 pe_f64x2_demote_pair(pe_v128 a, pe_v128 b) {
+    return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(a), wasm_f32x4_demote_f64x2_zero(b), 0, 1, 4, 5);
+}
+/* two f64x2 holding small integers -> one i32x4 [a0 a1 b0 b1] */
+PE_INLINE pe_v128 pe_f64x2_to_i32_pair(pe_v128 a, pe_v128 b) {
+    return wasm_i32x4_shuffle(wasm_i32x4_trunc_sat_f64x2_zero(a), wasm_i32x4_trunc_sat_f64x2_zero(b), 0, 1, 4, 5);
+}
+
+#else
+#define PE_SIMD 0
+#endif
+
+#endif /* PE_SIMD_H */

@@ -1,0 +1,49 @@
+/* test_util.h — tiny check macros and a seeded PRNG for the native C tests.
+ * Each test binary ends with `NAME: N passed, N failed` and exits non-zero on any failure. */
+#ifndef PE_TEST_UTIL_H
+#define PE_TEST_UTIL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+static int pe_test_passed, pe_test_failed;
+
+#define CHECK(cond, ...)                                                                                   \
+    do {                                                                                                   \
+        if (cond) {                                                                                        \
+            pe_test_passed++;                                                                              \
+        } else {                                                                                           \
+            pe_test_failed++;                                                                              \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                \
+            fprintf(stderr, __VA_ARGS__);                                                                  \
+            fputc('\n', stderr);                                                                           \
+        }                                                                                                  \
+    } while (0)
+
+#define CHECK_STATUS(expr, want)                                                                           \
+    do {                                                                                                   \
+        pe_status got_ = (expr);                                                                           \
+        CHECK(got_ == (want), "got %d (%s), want %d (%s)", (int)got_, pe_status_string(got_), (int)(want), \
+              pe_status_string(want));                                                                     \
+    } while (0)
+
+static inline int pe_test_report(const char *name) {
+    printf("%s: %d passed, %d failed\n", name, pe_test_passed, pe_test_failed);
+    return pe_test_failed ? 1 : 0;
+}
+
+/* xorshift64*: deterministic across platforms */
+typedef struct { uint64_t s; } pe_rng;
+static inline uint64_t pe_rng_next(pe_rng *r) {
+    r->s ^= r->s >> 12; r->s ^= r->s << 25; r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1DULL;
+}
+/* uniform integer in [lo, hi] */
+static inline int32_t pe_rng_int(pe_rng *r, int32_t lo, int32_t hi) {
+    return lo + (int32_t)(pe_rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+/* uniform float in [-1, 1) */
+static inline float pe_rng_float(pe_rng *r) { return (float)((pe_rng_next(r) >> 40) * 0x1p-23 - 1.0); }
+
+#endif
