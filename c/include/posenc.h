@@ -166,8 +166,134 @@ pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int3
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Absolute encodings, ALiBi, attention                                                           */
-/* (declared by the encodings/attention work; see the sections below as they land)               */
 /* ---------------------------------------------------------------------------------------------- */
+
+/* ---- Sinusoidal — Vaswani et al. 2017, "Attention Is All You Need", section 3.5 -------------
+ *
+ * Column j of position p uses frequency index i = j / 2 (integer division) and the angle
+ *     a(p, i) = p / base^(2i / d_model)                       (paper, XLM, DistilBERT, Marian)
+ * formed in double, with sin/cos in double and one rounding to float32. The variants place sin and cos:
+ *   interleaved  [sin a0, cos a0, sin a1, cos a1, ...]       column j: sin if j even, cos if j odd (paper/XLM)
+ *   half         [sin a0 .. sin a(h-1) | cos a0 .. cos a(d-h-1)], h = ceil(d/2)                   (Marian)
+ *   tensor2tensor [sin b0 .. sin b(n-1) | cos b0 .. cos b(n-1) (| 0)], n = floor(d/2),
+ *                b(p, i) = p * exp(-i * ln(base) / (n - 1))   (tensor2tensor, fairseq, HF FSMT; d_model >= 4)
+ * Odd d_model follows each reference exactly: interleaved ends with the sin of frequency (d-1)/2 (XLM's
+ * out[:, 0::2] slicing), half puts ceil(d/2) sin columns before floor(d/2) cos columns (Marian's sentinel),
+ * tensor2tensor appends a zero column (FSMT). */
+typedef enum pe_sinusoidal_variant {
+    PE_SINUSOIDAL_INTERLEAVED = 0,   /* the paper's: sin on even, cos on odd columns (the zero default) */
+    PE_SINUSOIDAL_HALF = 1,          /* Marian: sin | cos halves, same frequencies as the paper */
+    PE_SINUSOIDAL_TENSOR2TENSOR = 2, /* FSMT / fairseq: sin | cos halves, frequencies exp(-i ln(base) / (d/2 - 1)) */
+    PE_SINUSOIDAL_VARIANT_COUNT
+} pe_sinusoidal_variant;
+
+typedef struct pe_sinusoidal_config {
+    double base;             /* 0 -> 10000; finite and > 0 (PE_ERR_BASE) */
+    int32_t offset;          /* pe_sinusoidal_table: position of row 0 (0 -> 0); >= 0 (PE_ERR_POSITION).
+                                pe_sinusoidal_add with positions == NULL: position of sequence index 0. */
+    int32_t variant;         /* pe_sinusoidal_variant; 0 -> interleaved (PE_ERR_PAIRING if unknown) */
+    int32_t use_padding_idx; /* 0 -> no padding row. Non-zero: position padding_idx encodes to all zeros (FSMT) */
+    int32_t padding_idx;     /* used only when use_padding_idx is non-zero */
+} pe_sinusoidal_config;
+
+/* out is (seq_len, d_model), row r = position cfg->offset + r. cfg may be NULL (all defaults).
+ * PE_ERR_SHAPE if seq_len < 1, d_model < 1 (tensor2tensor: < 4) or the last position overflows int32. */
+pe_status pe_sinusoidal_table(float *out, int32_t seq_len, int32_t d_model, const pe_sinusoidal_config *cfg);
+
+/* x is (batch, seq, d_model), dense; x[b, s, :] += PE(position of (b, s)), in place.
+ * positions: NULL -> cfg->offset + s for every batch row; else (seq,) shared by the batch, or (batch, seq)
+ * when per_batch_positions is non-zero. Positions must be >= 0 (PE_ERR_POSITION, checked before writing). */
+pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, int32_t seq, int32_t d_model,
+                            int32_t per_batch_positions, const pe_sinusoidal_config *cfg);
+
+/* ---- Learned absolute positions (GPT-2, OPT) ------------------------------------------------
+ *
+ * table is (n_rows, d_model). Position p reads row p + row_offset. OPT keeps row_offset = 2 (its embedding
+ * has num_embeddings + 2 rows and padded tokens get position -1, so they read row 1). A row outside
+ * [0, n_rows) returns PE_ERR_OUT_OF_RANGE; every position is checked before anything is written, so nothing
+ * out of bounds is ever read and the output is untouched on error. In terms of a maximum length
+ * max_len = n_rows - row_offset: valid positions are -row_offset .. max_len - 1. */
+
+/* out is (n_positions, d_model): out[p, :] = table[positions[p] + row_offset, :]. */
+pe_status pe_learned_lookup(float *out, const float *table, const int32_t *positions, int32_t n_positions,
+                            int32_t d_model, int32_t n_rows, int32_t row_offset);
+
+/* x is (batch, seq, d_model), dense; x[b, s, :] += table[position(b, s) + row_offset, :], in place.
+ * positions: NULL -> s; else (seq,) shared by the batch, or (batch, seq) when per_batch_positions != 0. */
+pe_status pe_learned_add(float *x, const float *table, const int32_t *positions, int32_t batch, int32_t seq,
+                         int32_t d_model, int32_t n_rows, int32_t row_offset, int32_t per_batch_positions);
+
+/* ---- ALiBi — Press, Smith & Lewis 2022, "Train Short, Test Long: Attention with Linear Biases" ----
+ *
+ * Head h adds slope[h] * (key position - query position) to its attention logits; no position embedding.
+ * Slopes (BLOOM's build_alibi_tensor): for n heads a power of two, slope[h] = 2^(-8 (h+1) / n). Otherwise
+ * take n0 = the largest power of two below n, its n0 slopes, then the first n - n0 of the odd-indexed
+ * slopes of the 2 n0 set: 2^(-4 (2k+1) / n0), k = 0 .. n - n0 - 1 (the paper's interleaving).
+ * Computed in double and rounded once (BLOOM's float32 path rounds the base first; they differ by an ulp
+ * at most for non-power-of-two n0 exponents). */
+
+/* slopes is (n_heads,). PE_ERR_HEADS if n_heads < 1. */
+pe_status pe_alibi_slopes(float *slopes, int32_t n_heads);
+
+/* bias is (n_heads, q_len, k_len): bias[h, i, j] = slope[h] * (j - (k_len - q_len + i)), i.e. query i sits at
+ * key position k_len - q_len + i (decoding against a cache of k_len - q_len keys). causal != 0 writes
+ * -INFINITY where j > k_len - q_len + i (with q_len > k_len the first rows are then fully masked).
+ * slopes: (n_heads,), or NULL for pe_alibi_slopes(n_heads). Non-causal uses the same signed distance
+ * (softmax-equivalent to BLOOM's slope * j per key), not a symmetric |j - i|. */
+pe_status pe_alibi_bias(float *bias, const float *slopes, int32_t n_heads, int32_t q_len, int32_t k_len,
+                        int32_t causal);
+
+/* BLOOM's padded-batch form. attention_mask is (batch, seq) of 0/1; bias is (batch * n_heads, 1, seq), row
+ * b * n_heads + h: bias[b, h, j] = slope[h] * ((cumsum(mask[b]) - 1) * mask[b])[j], a per-key position that
+ * skips padding (padded keys get 0; the mask itself is applied elsewhere). slopes NULL -> standard. */
+pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_t *attention_mask,
+                                  int32_t batch, int32_t n_heads, int32_t seq);
+
+/* ---- Fused attention: out = softmax(scale * Q K^T + bias) V --------------------------------------
+ *
+ * Online softmax (Milakov & Gimelshein 2018) blocked over keys as in FlashAttention (Dao et al. 2022): no
+ * (q_len, k_len) matrix is formed unless weights are requested. Per head and query, with running max m and
+ * sum l: for each block of keys, m' = max(m, max s), acc = acc e^(m - m') + sum e^(s - m') v, l likewise;
+ * out = acc / l. Finite for logits of any finite size (e.g. +-1e4): every exponent is <= 0.
+ *
+ * Positions: query i sits at position q_positions[i], key j at k_positions[j]; by default key j at j and
+ * query i at k_len - q_len + i (decode against a cache). They drive the causal mask (key j visible to query
+ * i iff kpos[j] <= qpos[i]), ALiBi (bias slope[h] * (kpos[j] - qpos[i]), the same convention as
+ * pe_alibi_bias) and RoPE (q rotated at qpos, k at kpos).
+ * A fully masked query row (only possible with causal and explicit positions, or q_len > k_len) gives an
+ * all-zero output row and an all-zero weights row.
+ * Grouped-query / multi-query attention (Ainslie et al. 2023; Shazeer 2019): query head h reads kv head
+ * h / (heads / kv_heads). */
+typedef struct pe_attention_config {
+    int32_t batch;      /* required, >= 1 */
+    int32_t heads;      /* required, >= 1 (query heads) */
+    int32_t kv_heads;   /* 0 -> heads; must divide heads (PE_ERR_HEADS). 1 = multi-query */
+    int32_t q_len;      /* required, >= 1 */
+    int32_t k_len;      /* required, >= 1 */
+    int32_t head_dim;   /* required, >= 1 (any size; with rope it must equal rope->config.head_dim) */
+    int32_t layout;     /* pe_layout of q, k, v and out; 0 -> BSHD. q/out: (B, q_len, heads, D) or
+                           (B, heads, q_len, D); k/v: the same with k_len and kv_heads */
+    int32_t causal;     /* 0 -> no mask; non-zero: key j visible to query i iff kpos[j] <= qpos[i] */
+    float scale;        /* 0 -> 1 / sqrt(head_dim); must be finite (PE_ERR_SCALE) */
+    const float *alibi_slopes;    /* NULL -> no ALiBi; else (heads,) finite slopes (PE_ERR_FIELD_VALUE) */
+    const pe_rope *rope;          /* NULL -> no RoPE; else q and k are rotated (copies in scratch) */
+    const int32_t *q_positions;   /* NULL -> k_len - q_len + i; else (q_len,), >= 0, shared by the batch */
+    const int32_t *k_positions;   /* NULL -> j; else (k_len,), >= 0, shared by the batch */
+    int32_t rope_seq_len;         /* rope only: the seq_len of pe_rope_cos_sin (dynamic, longrope).
+                                     0 -> max(all q and k positions) + 1, as one HF forward call decides */
+} pe_attention_config;
+
+/* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE; with RoPE, rotated copies of q and k
+ * plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim + 2 * (q_len + k_len) * n_freq.
+ * Validates the dimensions as pe_attention does. */
+pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg);
+
+/* out is (batch, q_len, heads, head_dim) or (batch, heads, q_len, head_dim) per cfg->layout; q, k, v likewise
+ * (k/v with k_len, kv_heads). weights: NULL, or (batch, heads, q_len, k_len) softmax probabilities in that
+ * order whatever the layout. q, k, v are not modified; out must not overlap them (it is the accumulator).
+ * scratch: n_scratch floats, at least pe_attention_scratch_size (may be NULL when that is 0). */
+pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v,
+                       float *scratch, size_t n_scratch, const pe_attention_config *cfg);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* ABI helper for the WebAssembly wrapper                                                         */
