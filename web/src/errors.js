@@ -1,0 +1,89 @@
+// errors.js — argument checks for the API boundary.
+//
+// Every check throws before any wasm call is made, so a bad call leaves no state behind and the object it was
+// made on keeps working. Wrong types are TypeErrors, out-of-range values RangeErrors, and every message names
+// the function, the argument and the bound, then shows the value it got:
+//     rope: headDim must be an even integer in [2, 1024], got 7
+// The C side validates again; statusError() turns a C status into an Error as a backstop.
+
+/** Short, safe rendering of a received value for an error message. */
+export function describe(v) {
+  if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
+  switch (typeof v) {
+    case 'number':
+      return Object.is(v, -0) ? '-0' : String(v);
+    case 'bigint':
+      return `${v}n`;
+    case 'string':
+      return JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
+    case 'boolean':
+      return String(v);
+    case 'function':
+      return 'a function';
+    case 'symbol':
+      return 'a symbol';
+    default: {
+      if (Array.isArray(v)) return `an Array(${v.length})`;
+      if (ArrayBuffer.isView(v)) return `a ${v.constructor?.name ?? 'typed array'}(${v.length ?? v.byteLength})`;
+      const name = v.constructor?.name;
+      return name && name !== 'Object' ? `a ${name}` : 'an object';
+    }
+  }
+}
+
+export function typeError(where, what, got) {
+  return new TypeError(`${where}: ${what}, got ${describe(got)}`);
+}
+
+export function rangeError(where, what, got) {
+  return new RangeError(`${where}: ${what}, got ${describe(got)}`);
+}
+
+export const INT32_MAX = 2147483647;
+
+/** An integer in [lo, hi] (a number; not a BigInt, not a numeric string). */
+export function checkInt(where, name, v, lo, hi) {
+  if (typeof v !== 'number') throw typeError(where, `${name} must be an integer in [${lo}, ${hi}]`, v);
+  if (!Number.isInteger(v) || v < lo || v > hi) {
+    throw rangeError(where, `${name} must be an integer in [${lo}, ${hi}]`, v);
+  }
+  return v;
+}
+
+/** A finite number, optionally > 0 (positive) or >= 0 (nonNegative). */
+export function checkNumber(where, name, v, { positive = false, nonNegative = false } = {}) {
+  const bound = positive ? 'a finite number > 0' : nonNegative ? 'a finite number >= 0' : 'a finite number';
+  if (typeof v !== 'number') throw typeError(where, `${name} must be ${bound}`, v);
+  if (!Number.isFinite(v) || (positive && !(v > 0)) || (nonNegative && !(v >= 0))) {
+    throw rangeError(where, `${name} must be ${bound}`, v);
+  }
+  return v;
+}
+
+/** One of a fixed set of strings. */
+export function checkEnum(where, name, v, allowed) {
+  const list = allowed.map((s) => `'${s}'`).join(', ');
+  if (typeof v !== 'string') throw typeError(where, `${name} must be one of ${list}`, v);
+  if (!allowed.includes(v)) throw rangeError(where, `${name} must be one of ${list}`, v);
+  return v;
+}
+
+/** A plain options object (or undefined/null, which mean {}). */
+export function checkOptions(where, name, v) {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v) || ArrayBuffer.isView(v)) {
+    throw typeError(where, `${name} must be an options object`, v);
+  }
+  return v;
+}
+
+/**
+ * Backstop for a non-zero pe_status from the C core. The JS checks should have caught the problem first, so
+ * this names the C failure as it is. Status codes for bad values become RangeErrors; PE_ERR_NULL (a wrapper
+ * bug, never the caller's) is a plain Error.
+ */
+export function statusError(where, status, statusString) {
+  const msg = `${where}: ${statusString} (pe_status ${status})`;
+  return status === 1 ? new Error(msg) : new RangeError(msg);
+}

@@ -1,0 +1,247 @@
+// memory.js — the wasm heap seen from JS: malloc/free, typed views, reusable scratch blocks, pe.tensor().
+//
+// Pointers are byte offsets into the module's memory, handled as unsigned (`>>> 0`): the memory may grow to
+// 4 GiB, so a pointer can be >= 2^31, which an i32 export returns as a negative number.
+//
+// Views: a TypedArray over `memory.buffer` is detached whenever the memory grows (any malloc may grow it).
+// The getters below compare the cached view's buffer with `memory.buffer` on every access and re-derive the
+// view when they differ, so code that reads `heap.f32` after a call always gets a live view. Nothing in this
+// package keeps a view across a call that may allocate.
+//
+// Scratch: every API call that copies data in or out uses a numbered scratch block that lives for the life of
+// the instance and only grows (to the next power of two), so the steady-state call path allocates nothing.
+
+import { checkInt, typeError, rangeError, describe } from './errors.js';
+
+// Scratch slot numbers, shared by every family module of one instance.
+export const SLOT = Object.freeze({
+  X: 0, // tensor data copied in/out
+  POS: 1, // int32 positions
+  COS: 2, // float32 cos table
+  SIN: 3, // float32 sin table
+  F64: 4, // float64 results (inv_freq)
+  CONFIG: 5, // a config struct being filled in
+  FACTORS: 6, // float64 short_factor | long_factor
+  OUT: 7, // a few bytes of out-parameters
+  IOTA: 8, // int32 0, 1, 2, ... (default positions); contents persist between calls
+  COUNT: 9,
+});
+
+// The largest float32 count a tensor can have: 4 GiB of memory holds 2^30 floats, and the scratch for a copy
+// needs the same again; keep lengths within int32 so every C dimension product fits.
+export const MAX_TENSOR_LENGTH = 2 ** 30 - 1;
+
+export class Heap {
+  constructor(exports) {
+    this.exports = exports;
+    this.memory = exports.memory;
+    this._buffer = null;
+    this._u8 = this._i32 = this._f32 = this._f64 = null;
+    this._dv = null;
+    this._scratchPtr = new Array(SLOT.COUNT).fill(0);
+    this._scratchCap = new Array(SLOT.COUNT).fill(0);
+    this.iotaLength = 0; // how many entries of the IOTA slot hold 0, 1, 2, ...
+  }
+
+  _refresh() {
+    const b = this.memory.buffer;
+    this._buffer = b;
+    this._u8 = new Uint8Array(b);
+    this._i32 = new Int32Array(b);
+    this._f32 = new Float32Array(b);
+    this._f64 = new Float64Array(b);
+    this._dv = new DataView(b);
+  }
+
+  get buffer() {
+    if (this.memory.buffer !== this._buffer) this._refresh();
+    return this._buffer;
+  }
+  get u8() {
+    if (this.memory.buffer !== this._buffer) this._refresh();
+    return this._u8;
+  }
+  get i32() {
+    if (this.memory.buffer !== this._buffer) this._refresh();
+    return this._i32;
+  }
+  get f32() {
+    if (this.memory.buffer !== this._buffer) this._refresh();
+    return this._f32;
+  }
+  get f64() {
+    if (this.memory.buffer !== this._buffer) this._refresh();
+    return this._f64;
+  }
+  get dataView() {
+    if (this.memory.buffer !== this._buffer) this._refresh();
+    return this._dv;
+  }
+
+  /** malloc that throws instead of returning NULL. May grow (and so detach views of) the memory. */
+  malloc(bytes) {
+    const ptr = this.exports.malloc(Math.max(bytes, 8)) >>> 0;
+    if (ptr === 0) throw new RangeError(`posenc: out of WebAssembly memory allocating ${bytes} bytes`);
+    return ptr;
+  }
+
+  free(ptr) {
+    if (ptr) this.exports.free(ptr);
+  }
+
+  /** A block of at least `bytes` bytes for scratch slot `slot`; contents are not preserved when it grows. */
+  scratch(slot, bytes) {
+    if (bytes <= this._scratchCap[slot]) return this._scratchPtr[slot];
+    let cap = 64;
+    while (cap < bytes) cap *= 2;
+    this.free(this._scratchPtr[slot]);
+    this._scratchPtr[slot] = 0;
+    this._scratchCap[slot] = 0;
+    if (slot === SLOT.IOTA) this.iotaLength = 0;
+    const ptr = this.malloc(cap);
+    this._scratchPtr[slot] = ptr;
+    this._scratchCap[slot] = cap;
+    return ptr;
+  }
+
+  /** Pointer to n int32 values 0, 1, ..., n-1 (the default positions), filled once and kept. */
+  iota(n) {
+    const ptr = this.scratch(SLOT.IOTA, n * 4);
+    if (this.iotaLength < n) {
+      const i32 = this.i32;
+      const base = ptr >>> 2;
+      for (let i = this.iotaLength; i < n; i++) i32[base + i] = i;
+      this.iotaLength = n;
+    }
+    return ptr;
+  }
+
+  /** True when `a` is a typed array over this module's current memory. */
+  isView(a) {
+    return a.buffer === this.memory.buffer;
+  }
+}
+
+const tensorBrand = new WeakMap(); // tensor -> its record { heap, ptr, length, view }
+
+/**
+ * A float32 array that lives in wasm memory. Pass it wherever a Float32Array is accepted: the kernels work on
+ * it in place, with no copy. `.array` is a getter: it returns a view that is re-derived whenever the memory
+ * has grown, so read it again after any posenc call instead of keeping it.
+ */
+class Tensor {
+  get array() {
+    const r = tensorBrand.get(this);
+    if (r.ptr === 0) throw new Error('tensor: used after free()');
+    if (r.view === null || r.view.buffer !== r.heap.memory.buffer) {
+      r.view = new Float32Array(r.heap.memory.buffer, r.ptr, r.length);
+    }
+    return r.view;
+  }
+  get length() {
+    return tensorBrand.get(this).length;
+  }
+  /** True once free() has been called. */
+  get freed() {
+    return tensorBrand.get(this).ptr === 0;
+  }
+  /** Releases the memory; calling it again does nothing. */
+  free() {
+    const r = tensorBrand.get(this);
+    if (r.ptr !== 0) {
+      r.heap.free(r.ptr);
+      r.ptr = 0;
+      r.view = null;
+    }
+  }
+}
+if (typeof Symbol.dispose === 'symbol') Tensor.prototype[Symbol.dispose] = Tensor.prototype.free;
+
+export function createTensor(heap, lengthOrArray) {
+  const where = 'tensor';
+  let length;
+  let source = null;
+  if (typeof lengthOrArray === 'number') {
+    length = checkInt(where, 'length', lengthOrArray, 0, MAX_TENSOR_LENGTH);
+  } else if (lengthOrArray instanceof Float32Array) {
+    source = lengthOrArray;
+    length = source.length;
+    if (length > MAX_TENSOR_LENGTH) throw rangeError(where, `length must be at most ${MAX_TENSOR_LENGTH}`, length);
+    if (heap.isView(source)) source = source.slice(); // malloc below may detach it
+  } else {
+    throw typeError(where, 'argument must be a length (integer) or a Float32Array', lengthOrArray);
+  }
+  const ptr = heap.malloc(length * 4);
+  if (source) heap.f32.set(source, ptr >>> 2);
+  else heap.f32.fill(0, ptr >>> 2, (ptr >>> 2) + length);
+  const t = new Tensor();
+  tensorBrand.set(t, { heap, ptr, length, view: null });
+  return t;
+}
+
+/**
+ * The tensor record behind `t` if it is a pe.tensor (of this heap), else null. Throws for a freed tensor or
+ * one made by another posenc instance.
+ */
+export function tensorRecord(heap, t, where, name) {
+  const r = tensorBrand.get(t);
+  if (r === undefined) return null;
+  if (r.heap !== heap) {
+    throw new TypeError(`${where}: ${name} is a tensor of another posenc instance (made by a different init())`);
+  }
+  if (r.ptr === 0) throw new TypeError(`${where}: ${name} is a tensor that was freed`);
+  return r;
+}
+
+/**
+ * Places float32 data `x` (a Float32Array, a pe.tensor, or a Float32Array viewing wasm memory) where the
+ * kernels can use it, and says how to hand the result back. `expectedLength` is checked first. The pointer
+ * stays valid whatever is allocated afterwards (allocations never move data, they can only detach views).
+ * Returns { ptr, finish() }: finish() copies back (copied input) and returns what the API call returns.
+ */
+export function placeFloat32(heap, x, expectedLength, where, name) {
+  const rec = tensorRecord(heap, x, where, name);
+  if (rec !== null) {
+    if (rec.length !== expectedLength) {
+      throw new RangeError(`${where}: ${name}.length must equal the product of shape (${expectedLength}), got ${rec.length}`);
+    }
+    return { ptr: rec.ptr, finish: () => x };
+  }
+  if (!(x instanceof Float32Array)) {
+    throw typeError(where, `${name} must be a Float32Array or a pe.tensor`, x);
+  }
+  if (x.length !== expectedLength) {
+    if (x.length === 0 && x.buffer.byteLength === 0 && expectedLength > 0) {
+      throw new TypeError(
+        `${where}: ${name} is a detached view (the wasm memory grew since it was taken; read tensor.array again), got ${describe(x)}`,
+      );
+    }
+    throw new RangeError(`${where}: ${name}.length must equal the product of shape (${expectedLength}), got ${x.length}`);
+  }
+  if (heap.isView(x)) {
+    // A view of wasm memory (e.g. tensor.array): work in place. If this call grows the memory the caller's
+    // view is detached, so hand back a fresh view of the same elements.
+    const ptr = x.byteOffset;
+    return {
+      ptr,
+      finish: () => (heap.isView(x) ? x : new Float32Array(heap.memory.buffer, ptr, expectedLength)),
+    };
+  }
+  const ptr = heap.scratch(SLOT.X, expectedLength * 4);
+  heap.f32.set(x, ptr >>> 2);
+  return {
+    ptr,
+    finish: () => {
+      x.set(heap.f32.subarray(ptr >>> 2, (ptr >>> 2) + expectedLength));
+      return x;
+    },
+  };
+}
+
+/** The length of float32 data `x` (a Float32Array or a pe.tensor of this heap); TypeError otherwise. */
+export function float32Length(heap, x, where, name) {
+  const rec = tensorRecord(heap, x, where, name);
+  if (rec !== null) return rec.length;
+  if (!(x instanceof Float32Array)) throw typeError(where, `${name} must be a Float32Array or a pe.tensor`, x);
+  return x.length;
+}
