@@ -94,8 +94,8 @@ export function ropeOptionsFromHFConfig(config, options) {
   if (headDim === undefined || headDim === null) {
     const hidden = config.hidden_size ?? config.n_embd;
     const heads = config.num_attention_heads ?? config.n_head;
-    const hiddenName = config.hidden_size != null ? 'hidden_size' : 'n_embd';
-    const headsName = config.num_attention_heads != null ? 'num_attention_heads' : 'n_head';
+    const hiddenName = config.hidden_size == null && config.n_embd != null ? 'n_embd' : 'hidden_size';
+    const headsName = config.num_attention_heads == null && config.n_head != null ? 'n_head' : 'num_attention_heads';
     headDimName = `${hiddenName} / ${headsName}`;
     if (typeof hidden !== 'number' || typeof heads !== 'number') {
       throw new TypeError(
