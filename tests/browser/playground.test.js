@@ -73,6 +73,20 @@ async function checkPlayground(url, screenshot) {
     assert.deepEqual([linear.width, linear.height], [before.width, before.height]);
     assert.notEqual(linear.hash, before.hash, 'linear scaling should change the cos heatmap');
 
+    // Every preset resolves and draws (dynamic, YaRN and Llama 3 need their extra options).
+    let draws = 3;
+    for (const preset of ['dynamic', 'yarn', 'llama3', 'default']) {
+      await page.selectOption('select[name=scaling]', preset);
+      await waitForDraws(page, ++draws);
+    }
+    await page.selectOption('select[name=positions]', '4096');
+    await waitForDraws(page, ++draws);
+    assert.equal((await canvasStats(page, 'cos')).width, 4096);
+    await page.selectOption('select[name=positions]', '256');
+    await page.selectOption('select[name=scaling]', 'yarn');
+    await waitForDraws(page, draws + 2);
+    assert.match(await page.textContent('#status'), /attention scaling 1\.1386/); // 0.1 ln 4 + 1
+
     if (screenshot) {
       await mkdir(join(repoRoot, 'test-results'), { recursive: true });
       await page.screenshot({ path: join(repoRoot, 'test-results', screenshot), fullPage: true });
