@@ -250,6 +250,168 @@ pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_
                                   int32_t batch, int32_t n_heads, int32_t seq);
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Tiny model — the playground's decoder-only transformers (c/model/model.c)                      */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* A pre-norm decoder-only transformer (GPT-2 / Llama shape, Radford et al. 2019; Touvron et al. 2023):
+ *
+ *     x = embedding_multiplier * E[token]  (+ sinusoidal or learned PE of the position)
+ *     per layer:  x += W_o attention(RMSNorm(x))                  causal; RoPE or ALiBi inside when chosen
+ *                 x += W_down gelu_tanh(W_up RMSNorm(x))
+ *     logits = RMSNorm(x) E^T                                     tied output embedding
+ *
+ * Every position encoding runs through the library's own kernels: pe_sinusoidal_add, pe_learned_add,
+ * pe_rope_cos_sin + pe_rope_apply (q and k), pe_alibi_slopes + pe_attention (which also does the softmax and
+ * hands back the attention weights). Linear layers are y = x W^T with W stored (out, in) as in PyTorch's
+ * nn.Linear, without biases; the MLP activation is GELU, tanh approximation (gelu_pytorch_tanh).
+ * Weights come from a safetensors file (F32) whose __metadata__ holds the architecture (see pe_model_open);
+ * the playground ships them with a Hugging Face style config.json. Nothing here allocates: the caller owns
+ * the pe_model, the weights and the scratch. Sequences start at position 0 (batch 1). */
+
+#define PE_MODEL_MAX_LAYERS 8
+#define PE_MODEL_MAX_HEADS 16
+#define PE_MODEL_MAX_DIM 1024          /* hidden_size and intermediate_size */
+#define PE_MODEL_MAX_VOCAB 65536
+#define PE_MODEL_MESSAGE_SIZE 192
+
+typedef enum pe_model_position {
+    PE_MODEL_POS_NONE = 0,       /* NoPE: position only through the causal mask (Kazemnejad et al. 2023) */
+    PE_MODEL_POS_SINUSOIDAL = 1, /* added to the embeddings: pe_sinusoidal_add, interleaved, base 10000 */
+    PE_MODEL_POS_LEARNED = 2,    /* added to the embeddings: pe_learned_add, max_position_embeddings rows */
+    PE_MODEL_POS_ROPE = 3,       /* q and k rotated: half-split pairs, base rope_theta, rotary_dim = head_dim */
+    PE_MODEL_POS_ALIBI = 4,      /* pe_alibi_slopes(num_attention_heads) bias in pe_attention */
+    PE_MODEL_POS_COUNT
+} pe_model_position;
+
+typedef struct pe_model_config {
+    int32_t vocab_size;              /* 2 .. PE_MODEL_MAX_VOCAB */
+    int32_t hidden_size;             /* d_model, 1 .. PE_MODEL_MAX_DIM, a multiple of num_attention_heads */
+    int32_t num_hidden_layers;       /* 1 .. PE_MODEL_MAX_LAYERS */
+    int32_t num_attention_heads;     /* 1 .. PE_MODEL_MAX_HEADS; head_dim = hidden_size / heads (even for RoPE) */
+    int32_t intermediate_size;       /* MLP width, 1 .. PE_MODEL_MAX_DIM */
+    int32_t max_position_embeddings; /* the training length; learned: the table's rows (longer sequences fail) */
+    int32_t position_encoding;       /* pe_model_position */
+    double rope_theta;               /* RoPE base; 0 -> 10000 */
+    double rms_norm_eps;             /* 0 -> 1e-5 */
+    double embedding_multiplier;     /* 0 -> sqrt(hidden_size) */
+} pe_model_config;
+
+/* Pointers into the caller's weights, PyTorch shapes. */
+typedef struct pe_model_layer {
+    const float *input_norm;          /* (hidden) */
+    const float *wq, *wk, *wv, *wo;   /* (hidden, hidden) each */
+    const float *post_norm;           /* (hidden) */
+    const float *w_up;                /* (intermediate, hidden) */
+    const float *w_down;              /* (hidden, intermediate) */
+} pe_model_layer;
+
+typedef struct pe_model {
+    pe_model_config config;           /* defaults resolved */
+    size_t n_weights;                 /* floats of weights pe_model_load needs */
+    const float *embed_tokens;        /* (vocab, hidden); also the output projection */
+    const float *embed_positions;     /* (max_position_embeddings, hidden), learned only, else NULL */
+    const float *final_norm;          /* (hidden) */
+    pe_model_layer layers[PE_MODEL_MAX_LAYERS];
+    float alibi_slopes[PE_MODEL_MAX_HEADS];
+    pe_rope rope;                     /* the trained RoPE (RoPE models) */
+    char message[PE_MODEL_MESSAGE_SIZE]; /* why the last open/load/forward failed, "" after success */
+} pe_model;
+
+/* Inference-time RoPE scaling for a RoPE model trained at max_position_embeddings = L (pe_model_rope). */
+typedef enum pe_model_rope_scaling {
+    PE_MODEL_ROPE_TRAINED = 0, /* as trained */
+    PE_MODEL_ROPE_LINEAR = 1,  /* position interpolation (Chen et al. 2023): inv_freq / factor */
+    PE_MODEL_ROPE_NTK = 2,     /* NTK-aware, static (bloc97 2023): base * factor^(d / (d - 2)), d = head_dim */
+    PE_MODEL_ROPE_DYNAMIC = 3, /* dynamic NTK: PE_ROPE_DYNAMIC with max_position_embeddings = L; at sequence
+                                  length s > L the base becomes base * (factor s / L - (factor - 1))^(d/(d-2)) */
+    PE_MODEL_ROPE_YARN = 4,    /* YaRN (Peng et al. 2023): PE_ROPE_YARN, original_max_position_embeddings = L */
+    PE_MODEL_ROPE_SCALING_COUNT
+} pe_model_rope_scaling;
+
+/* sizeof(pe_model), for callers (the wasm wrapper) that allocate it themselves. */
+size_t pe_model_struct_size(void);
+
+/* Reads a safetensors file's header (8-byte little-endian header length N, N bytes of JSON, then the data)
+ * into m: the architecture from __metadata__ (string values, keys as in config.json: vocab_size, hidden_size,
+ * num_hidden_layers, num_attention_heads, intermediate_size, max_position_embeddings, position_encoding =
+ * none|sinusoidal|learned|rope|alibi, rope_theta, rms_norm_eps, embedding_multiplier), and checks that the
+ * file holds exactly the model's tensors, F32, with the right shapes and in-bounds, non-overlapping data
+ * covering the whole data section. *n_weights = floats to give pe_model_load. On failure m->message says what
+ * is wrong (e.g. "tensor 'model.norm.weight': dtype F16, only F32 is supported"); status PE_ERR_FIELD_VALUE
+ * (malformed or truncated file, wrong dtype), PE_ERR_MISSING_FIELD (missing tensor or metadata key),
+ * PE_ERR_SHAPE (a shape that does not fit the architecture) or PE_ERR_NULL. */
+pe_status pe_model_open(pe_model *m, size_t *n_weights, const uint8_t *file, size_t file_size);
+
+/* After pe_model_open on the same bytes: copies the tensors into weights (n_floats >= m->n_weights; the
+ * caller keeps them alive as long as m) and points m at them. The file may be freed afterwards. */
+pe_status pe_model_load(pe_model *m, float *weights, size_t n_floats, const uint8_t *file, size_t file_size);
+
+/* A NUL-terminated description of why the last call on m failed ("" if it did not). */
+const char *pe_model_message(const pe_model *m);
+
+/* Builds *rope for the RoPE model m with an inference-time scaling (pe_model_rope_scaling) and factor (> 0;
+ * ignored for PE_MODEL_ROPE_TRAINED), to pass to pe_model_forward. PE_ERR_FIELD_VALUE if m is not a RoPE
+ * model or scaling is unknown. */
+pe_status pe_model_rope(pe_rope *rope, const pe_model *m, int32_t scaling, double factor);
+
+/* *n_floats = the scratch pe_model_forward needs for seq_len tokens. */
+pe_status pe_model_scratch_size(size_t *n_floats, const pe_model *m, int32_t seq_len);
+
+/* logits is (seq_len, vocab_size): logits[i] predicts token i + 1 from tokens[0..i] at positions 0..i.
+ * attention: NULL, or (num_hidden_layers, num_attention_heads, seq_len, seq_len) softmax weights (zero above
+ * the diagonal). rope: NULL -> the trained RoPE; else one from pe_model_rope (RoPE models only). Tokens must
+ * be in [0, vocab_size) (PE_ERR_OUT_OF_RANGE); a learned-position model rejects seq_len >
+ * max_position_embeddings with PE_ERR_OUT_OF_RANGE. */
+pe_status pe_model_forward(const pe_model *m, float *logits, float *attention, const int32_t *tokens,
+                           int32_t seq_len, const pe_rope *rope, float *scratch, size_t n_scratch);
+
+/* ---- Fused attention: out = softmax(scale * Q K^T + bias) V --------------------------------------
+ *
+ * Online softmax (Milakov & Gimelshein 2018) blocked over keys as in FlashAttention (Dao et al. 2022): no
+ * (q_len, k_len) matrix is formed unless weights are requested. Per head and query, with running max m and
+ * sum l: for each block of keys, m' = max(m, max s), acc = acc e^(m - m') + sum e^(s - m') v, l likewise;
+ * out = acc / l. Finite for logits of any finite size (e.g. +-1e4): every exponent is <= 0.
+ *
+ * Positions: query i sits at position q_positions[i], key j at k_positions[j]; by default key j at j and
+ * query i at k_len - q_len + i (decode against a cache). They drive the causal mask (key j visible to query
+ * i iff kpos[j] <= qpos[i]), ALiBi (bias slope[h] * (kpos[j] - qpos[i]), the same convention as
+ * pe_alibi_bias) and RoPE (q rotated at qpos, k at kpos).
+ * A fully masked query row (only possible with causal and explicit positions, or q_len > k_len) gives an
+ * all-zero output row and an all-zero weights row.
+ * Grouped-query / multi-query attention (Ainslie et al. 2023; Shazeer 2019): query head h reads kv head
+ * h / (heads / kv_heads). */
+typedef struct pe_attention_config {
+    int32_t batch;      /* required, >= 1 */
+    int32_t heads;      /* required, >= 1 (query heads) */
+    int32_t kv_heads;   /* 0 -> heads; must divide heads (PE_ERR_HEADS). 1 = multi-query */
+    int32_t q_len;      /* required, >= 1 */
+    int32_t k_len;      /* required, >= 1 */
+    int32_t head_dim;   /* required, >= 1 (any size; with rope it must equal rope->config.head_dim) */
+    int32_t layout;     /* pe_layout of q, k, v and out; 0 -> BSHD. q/out: (B, q_len, heads, D) or
+                           (B, heads, q_len, D); k/v: the same with k_len and kv_heads */
+    int32_t causal;     /* 0 -> no mask; non-zero: key j visible to query i iff kpos[j] <= qpos[i] */
+    float scale;        /* 0 -> 1 / sqrt(head_dim); must be finite (PE_ERR_SCALE) */
+    const float *alibi_slopes;    /* NULL -> no ALiBi; else (heads,) finite slopes (PE_ERR_FIELD_VALUE) */
+    const pe_rope *rope;          /* NULL -> no RoPE; else q and k are rotated (copies in scratch) */
+    const int32_t *q_positions;   /* NULL -> k_len - q_len + i; else (q_len,), >= 0, shared by the batch */
+    const int32_t *k_positions;   /* NULL -> j; else (k_len,), >= 0, shared by the batch */
+    int32_t rope_seq_len;         /* rope only: the seq_len of pe_rope_cos_sin (dynamic, longrope).
+                                     0 -> max(all q and k positions) + 1, as one HF forward call decides */
+} pe_attention_config;
+
+/* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE; with RoPE, rotated copies of q and k
+ * plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim + 2 * (q_len + k_len) * n_freq.
+ * Validates the dimensions as pe_attention does. */
+pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg);
+
+/* out is (batch, q_len, heads, head_dim) or (batch, heads, q_len, head_dim) per cfg->layout; q, k, v likewise
+ * (k/v with k_len, kv_heads). weights: NULL, or (batch, heads, q_len, k_len) softmax probabilities in that
+ * order whatever the layout. q, k, v are not modified; out must not overlap them (it is the accumulator).
+ * scratch: n_scratch floats, at least pe_attention_scratch_size (may be NULL when that is 0). */
+pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v,
+                       float *scratch, size_t n_scratch, const pe_attention_config *cfg);
+
+/* ---------------------------------------------------------------------------------------------- */
 /* ABI helper for the WebAssembly wrapper                                                         */
 /* ---------------------------------------------------------------------------------------------- */
 
