@@ -134,7 +134,7 @@ const CALLS = [
   // ropeFromHFConfig: messages name the config.json keys
   ['HF config not an object', (pe) => pe.ropeFromHFConfig('llama'), TypeError, 'config'],
   ['HF head_dim odd', (pe) => pe.ropeFromHFConfig({ head_dim: 63, rope_theta: 10000 }), RangeError, 'head_dim', 'got 63'],
-  ['HF hidden_size / num_attention_heads not an integer', (pe) => pe.ropeFromHFConfig({ hidden_size: 100, num_attention_heads: 3 }), RangeError, 'hidden_size / num_attention_heads'],
+  ['HF hidden_size // num_attention_heads odd', (pe) => pe.ropeFromHFConfig({ hidden_size: 100, num_attention_heads: 3 }), RangeError, 'hidden_size // num_attention_heads', 'got 33'],
   ['HF no head size at all', (pe) => pe.ropeFromHFConfig({ rope_theta: 10000 }), TypeError, 'head_dim', 'hidden_size', 'num_attention_heads'],
   ['HF rope_parameters.factor 0', (pe) => pe.ropeFromHFConfig({ head_dim: 64, rope_parameters: { rope_type: 'linear', rope_theta: 10000, factor: 0 } }), RangeError, 'rope_parameters.factor'],
   ['HF rope_scaling.factor missing', (pe) => pe.ropeFromHFConfig({ head_dim: 64, rope_theta: 10000, rope_scaling: { type: 'linear' } }), TypeError, 'rope_scaling.factor'],

@@ -52,13 +52,15 @@ for (const build of BUILDS) {
       assert.ok(seen.size >= 20);
     });
 
-    await t.test('head_dim, or hidden_size / num_attention_heads', () => {
+    await t.test('head_dim, or hidden_size // num_attention_heads', () => {
       const base = { hidden_size: 512, num_attention_heads: 4, rope_theta: 10000, max_position_embeddings: 2048 };
       assert.deepEqual(fp(base), fp({ ...base, head_dim: 128 }));
       assert.equal(fp(base).headDim, 128);
       assert.equal(fp({ ...base, head_dim: null }).headDim, 128, 'head_dim: null falls back too');
       assert.equal(fp({ ...base, head_dim: 64 }).headDim, 64, 'an explicit head_dim wins (Gemma-style)');
       assert.equal(fp({ n_embd: 256, n_head: 4 }).headDim, 64, 'GPT-2 style names');
+      assert.equal(fp({ hidden_size: 200, num_attention_heads: 3 }).headDim, 66, 'floor division, as transformers');
+      assert.equal(fp({ hidden_size: 7168, num_attention_heads: 128, qk_rope_head_dim: 64 }).headDim, 64, "DeepSeek's qk_rope_head_dim");
     });
 
     await t.test('rotary_dim = int(head_dim * partial_rotary_factor), inside or at the top level', () => {

@@ -5,7 +5,8 @@
 //           (also keyed by layer type, { full_attention: {...}, sliding_attention: {...} }: pass options.layerType)
 //   older   { rope_theta, partial_rotary_factor, rope_scaling: { type | rope_type, factor, ... } | null }
 // plus the top-level keys that shape the rotation:
-//   head_dim, or hidden_size / num_attention_heads (GPT-2 style n_embd / n_head also accepted)
+//   head_dim, or hidden_size // num_attention_heads (GPT-2 style n_embd / n_head also accepted; DeepSeek's
+//     qk_rope_head_dim when there is no head_dim)
 //   rotary_dim = int(head_dim * partial_rotary_factor); GPT-NeoX's rotary_pct and GPT-J's top-level rotary_dim too
 //   max_position_embeddings (or n_positions)
 //   original_max_position_embeddings at the top level (Phi-3): overrides the one inside the rope parameters;
@@ -91,18 +92,23 @@ export function ropeOptionsFromHFConfig(config, options) {
   // head_dim
   let headDim = config.head_dim;
   let headDimName = 'head_dim';
+  if ((headDim === undefined || headDim === null) && config.qk_rope_head_dim != null) {
+    // DeepSeek-V2/V3 (MLA): the rotary part of each head; transformers' config sets head_dim to it.
+    headDim = config.qk_rope_head_dim;
+    headDimName = 'qk_rope_head_dim';
+  }
   if (headDim === undefined || headDim === null) {
     const hidden = config.hidden_size ?? config.n_embd;
     const heads = config.num_attention_heads ?? config.n_head;
     const hiddenName = config.hidden_size == null && config.n_embd != null ? 'n_embd' : 'hidden_size';
     const headsName = config.num_attention_heads == null && config.n_head != null ? 'n_head' : 'num_attention_heads';
-    headDimName = `${hiddenName} / ${headsName}`;
+    headDimName = `${hiddenName} // ${headsName}`;
     if (typeof hidden !== 'number' || typeof heads !== 'number') {
       throw new TypeError(
         `${WHERE}: config needs head_dim, or hidden_size and num_attention_heads, got head_dim ${headDim}, ${hiddenName} ${hidden}, ${headsName} ${heads}`,
       );
     }
-    headDim = hidden / heads;
+    headDim = Math.floor(hidden / heads); // transformers: config.hidden_size // config.num_attention_heads
   }
 
   // rotary_dim

@@ -190,7 +190,7 @@ export interface Posenc {
   /**
    * A Hugging Face config.json object, as it is: newer rope_parameters (rope_type, rope_theta,
    * partial_rotary_factor inside) or older top-level rope_theta + rope_scaling (type or rope_type) +
-   * partial_rotary_factor; head_dim or hidden_size / num_attention_heads; GPT-J's top-level rotary_dim,
+   * partial_rotary_factor; head_dim or hidden_size // num_attention_heads (or qk_rope_head_dim); GPT-J's top-level rotary_dim,
    * GPT-NeoX's rotary_pct / rotary_emb_base; Phi-3's top-level original_max_position_embeddings (overrides the
    * one in the rope parameters).
    */
