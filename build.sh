@@ -67,7 +67,11 @@ build_wasm() {
   local rc=0
   emcc "${scalar_flags[@]}" "${common[@]}" "${WASM_SOURCES[@]}" -o dist/posenc.wasm || rc=$?
   wait "$simd_pid" || rc=$?
-  (( rc == 0 )) || { echo "build: emcc failed" >&2; exit "$rc"; }
+  if (( rc != 0 )); then
+    echo "build: emcc failed (\"undefined exported symbol\": a pe_* function declared in c/include/posenc.h" \
+      "is defined in none of: ${WASM_SOURCES[*]})" >&2
+    exit "$rc"
+  fi
 
   node scripts/check-wasm.mjs "$exports" dist/posenc.simd.wasm dist/posenc.wasm
   node scripts/inline-wasm.mjs dist/posenc.simd.wasm dist/posenc.wasm web/src/wasm-inline.js
