@@ -68,8 +68,8 @@ build_wasm() {
   emcc "${scalar_flags[@]}" "${common[@]}" "${WASM_SOURCES[@]}" -o dist/posenc.wasm || rc=$?
   wait "$simd_pid" || rc=$?
   if (( rc != 0 )); then
-    echo "build: emcc failed (\"undefined exported symbol\": a pe_* function declared in c/include/posenc.h" \
-      "is defined in none of: ${WASM_SOURCES[*]})" >&2
+    echo "build: emcc failed. (\"undefined exported symbol\" means a pe_* function declared in" \
+      "c/include/posenc.h is defined in none of: ${WASM_SOURCES[*]})" >&2
     exit "$rc"
   fi
 
