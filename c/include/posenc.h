@@ -249,6 +249,52 @@ pe_status pe_alibi_bias(float *bias, const float *slopes, int32_t n_heads, int32
 pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_t *attention_mask,
                                   int32_t batch, int32_t n_heads, int32_t seq);
 
+/* ---- Fused attention: out = softmax(scale * Q K^T + bias) V --------------------------------------
+ *
+ * Online softmax (Milakov & Gimelshein 2018) blocked over keys as in FlashAttention (Dao et al. 2022): no
+ * (q_len, k_len) matrix is formed unless weights are requested. Per head and query, with running max m and
+ * sum l: for each block of keys, m' = max(m, max s), acc = acc e^(m - m') + sum e^(s - m') v, l likewise;
+ * out = acc / l. Finite for logits of any finite size (e.g. +-1e4): every exponent is <= 0.
+ *
+ * Positions: query i sits at position q_positions[i], key j at k_positions[j]; by default key j at j and
+ * query i at k_len - q_len + i (decode against a cache). They drive the causal mask (key j visible to query
+ * i iff kpos[j] <= qpos[i]), ALiBi (bias slope[h] * (kpos[j] - qpos[i]), the same convention as
+ * pe_alibi_bias) and RoPE (q rotated at qpos, k at kpos).
+ * A fully masked query row (only possible with causal and explicit positions, or q_len > k_len) gives an
+ * all-zero output row and an all-zero weights row.
+ * Grouped-query / multi-query attention (Ainslie et al. 2023; Shazeer 2019): query head h reads kv head
+ * h / (heads / kv_heads). */
+typedef struct pe_attention_config {
+    int32_t batch;      /* required, >= 1 */
+    int32_t heads;      /* required, >= 1 (query heads) */
+    int32_t kv_heads;   /* 0 -> heads; must divide heads (PE_ERR_HEADS). 1 = multi-query */
+    int32_t q_len;      /* required, >= 1 */
+    int32_t k_len;      /* required, >= 1 */
+    int32_t head_dim;   /* required, >= 1 (any size; with rope it must equal rope->config.head_dim) */
+    int32_t layout;     /* pe_layout of q, k, v and out; 0 -> BSHD. q/out: (B, q_len, heads, D) or
+                           (B, heads, q_len, D); k/v: the same with k_len and kv_heads */
+    int32_t causal;     /* 0 -> no mask; non-zero: key j visible to query i iff kpos[j] <= qpos[i] */
+    float scale;        /* 0 -> 1 / sqrt(head_dim); must be finite (PE_ERR_SCALE) */
+    const float *alibi_slopes;    /* NULL -> no ALiBi; else (heads,) finite slopes (PE_ERR_FIELD_VALUE) */
+    const pe_rope *rope;          /* NULL -> no RoPE; else q and k are rotated (copies in scratch) */
+    const int32_t *q_positions;   /* NULL -> k_len - q_len + i; else (q_len,), >= 0, shared by the batch */
+    const int32_t *k_positions;   /* NULL -> j; else (k_len,), >= 0, shared by the batch */
+    int32_t rope_seq_len;         /* rope only: the seq_len of pe_rope_cos_sin (dynamic, longrope).
+                                     0 -> max(all q and k positions) + 1, as one HF forward call decides */
+} pe_attention_config;
+
+/* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE; with RoPE, rotated copies of q and k
+ * plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim + 2 * (q_len + k_len) * n_freq.
+ * Validates the dimensions as pe_attention does. */
+pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg);
+
+/* out is (batch, q_len, heads, head_dim) or (batch, heads, q_len, head_dim) per cfg->layout; q, k, v likewise
+ * (k/v with k_len, kv_heads). weights: NULL, or (batch, heads, q_len, k_len) softmax probabilities in that
+ * order whatever the layout. q, k, v are not modified; out must not overlap them (it is the accumulator).
+ * scratch: n_scratch floats, at least pe_attention_scratch_size (may be NULL when that is 0). */
+pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v,
+                       float *scratch, size_t n_scratch, const pe_attention_config *cfg);
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Tiny model — the playground's decoder-only transformers (c/model/model.c)                      */
 /* ---------------------------------------------------------------------------------------------- */
@@ -364,52 +410,6 @@ pe_status pe_model_scratch_size(size_t *n_floats, const pe_model *m, int32_t seq
  * max_position_embeddings with PE_ERR_OUT_OF_RANGE. */
 pe_status pe_model_forward(const pe_model *m, float *logits, float *attention, const int32_t *tokens,
                            int32_t seq_len, const pe_rope *rope, float *scratch, size_t n_scratch);
-
-/* ---- Fused attention: out = softmax(scale * Q K^T + bias) V --------------------------------------
- *
- * Online softmax (Milakov & Gimelshein 2018) blocked over keys as in FlashAttention (Dao et al. 2022): no
- * (q_len, k_len) matrix is formed unless weights are requested. Per head and query, with running max m and
- * sum l: for each block of keys, m' = max(m, max s), acc = acc e^(m - m') + sum e^(s - m') v, l likewise;
- * out = acc / l. Finite for logits of any finite size (e.g. +-1e4): every exponent is <= 0.
- *
- * Positions: query i sits at position q_positions[i], key j at k_positions[j]; by default key j at j and
- * query i at k_len - q_len + i (decode against a cache). They drive the causal mask (key j visible to query
- * i iff kpos[j] <= qpos[i]), ALiBi (bias slope[h] * (kpos[j] - qpos[i]), the same convention as
- * pe_alibi_bias) and RoPE (q rotated at qpos, k at kpos).
- * A fully masked query row (only possible with causal and explicit positions, or q_len > k_len) gives an
- * all-zero output row and an all-zero weights row.
- * Grouped-query / multi-query attention (Ainslie et al. 2023; Shazeer 2019): query head h reads kv head
- * h / (heads / kv_heads). */
-typedef struct pe_attention_config {
-    int32_t batch;      /* required, >= 1 */
-    int32_t heads;      /* required, >= 1 (query heads) */
-    int32_t kv_heads;   /* 0 -> heads; must divide heads (PE_ERR_HEADS). 1 = multi-query */
-    int32_t q_len;      /* required, >= 1 */
-    int32_t k_len;      /* required, >= 1 */
-    int32_t head_dim;   /* required, >= 1 (any size; with rope it must equal rope->config.head_dim) */
-    int32_t layout;     /* pe_layout of q, k, v and out; 0 -> BSHD. q/out: (B, q_len, heads, D) or
-                           (B, heads, q_len, D); k/v: the same with k_len and kv_heads */
-    int32_t causal;     /* 0 -> no mask; non-zero: key j visible to query i iff kpos[j] <= qpos[i] */
-    float scale;        /* 0 -> 1 / sqrt(head_dim); must be finite (PE_ERR_SCALE) */
-    const float *alibi_slopes;    /* NULL -> no ALiBi; else (heads,) finite slopes (PE_ERR_FIELD_VALUE) */
-    const pe_rope *rope;          /* NULL -> no RoPE; else q and k are rotated (copies in scratch) */
-    const int32_t *q_positions;   /* NULL -> k_len - q_len + i; else (q_len,), >= 0, shared by the batch */
-    const int32_t *k_positions;   /* NULL -> j; else (k_len,), >= 0, shared by the batch */
-    int32_t rope_seq_len;         /* rope only: the seq_len of pe_rope_cos_sin (dynamic, longrope).
-                                     0 -> max(all q and k positions) + 1, as one HF forward call decides */
-} pe_attention_config;
-
-/* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE; with RoPE, rotated copies of q and k
- * plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim + 2 * (q_len + k_len) * n_freq.
- * Validates the dimensions as pe_attention does. */
-pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg);
-
-/* out is (batch, q_len, heads, head_dim) or (batch, heads, q_len, head_dim) per cfg->layout; q, k, v likewise
- * (k/v with k_len, kv_heads). weights: NULL, or (batch, heads, q_len, k_len) softmax probabilities in that
- * order whatever the layout. q, k, v are not modified; out must not overlap them (it is the accumulator).
- * scratch: n_scratch floats, at least pe_attention_scratch_size (may be NULL when that is 0). */
-pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v,
-                       float *scratch, size_t n_scratch, const pe_attention_config *cfg);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* ABI helper for the WebAssembly wrapper                                                         */
