@@ -154,7 +154,38 @@ static void pe__dots4(float *s, size_t ss, const float *const q[PE__RB], const f
                       int32_t D) {
     const int32_t D4 = D & ~3;
     const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
-    for (int32_t c = 0; c < nk; c++) {
+    int32_t c = 0;
+#if PE_SIMD
+    /* Two keys at a time: 8 accumulators from 4 query and 2 key loads per chunk. Each dot is still its own
+     * four lane partial sums, summed and tailed as below, so the result is the same as one key at a time. */
+    for (; c + 2 <= nk; c += 2) {
+        const float *ka = k + (size_t)c * ks, *kb = ka + ks;
+        pe_v128 a0 = pe_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        int32_t d = 0;
+        for (; d < D4; d += 4) {
+            const pe_v128 x0 = pe_f32x4_load(q0 + d), x1 = pe_f32x4_load(q1 + d);
+            const pe_v128 x2 = pe_f32x4_load(q2 + d), x3 = pe_f32x4_load(q3 + d);
+            const pe_v128 va = pe_f32x4_load(ka + d), vb = pe_f32x4_load(kb + d);
+            a0 = pe_f32x4_add(a0, pe_f32x4_mul(x0, va));
+            a1 = pe_f32x4_add(a1, pe_f32x4_mul(x1, va));
+            a2 = pe_f32x4_add(a2, pe_f32x4_mul(x2, va));
+            a3 = pe_f32x4_add(a3, pe_f32x4_mul(x3, va));
+            b0 = pe_f32x4_add(b0, pe_f32x4_mul(x0, vb));
+            b1 = pe_f32x4_add(b1, pe_f32x4_mul(x1, vb));
+            b2 = pe_f32x4_add(b2, pe_f32x4_mul(x2, vb));
+            b3 = pe_f32x4_add(b3, pe_f32x4_mul(x3, vb));
+        }
+        float sa0 = pe_f32x4_sum(a0), sa1 = pe_f32x4_sum(a1), sa2 = pe_f32x4_sum(a2), sa3 = pe_f32x4_sum(a3);
+        float sb0 = pe_f32x4_sum(b0), sb1 = pe_f32x4_sum(b1), sb2 = pe_f32x4_sum(b2), sb3 = pe_f32x4_sum(b3);
+        for (; d < D; d++) {
+            sa0 += q0[d] * ka[d]; sa1 += q1[d] * ka[d]; sa2 += q2[d] * ka[d]; sa3 += q3[d] * ka[d];
+            sb0 += q0[d] * kb[d]; sb1 += q1[d] * kb[d]; sb2 += q2[d] * kb[d]; sb3 += q3[d] * kb[d];
+        }
+        s[c] = sa0; s[ss + c] = sa1; s[2 * ss + c] = sa2; s[3 * ss + c] = sa3;
+        s[c + 1] = sb0; s[ss + c + 1] = sb1; s[2 * ss + c + 1] = sb2; s[3 * ss + c + 1] = sb3;
+    }
+#endif
+    for (; c < nk; c++) {
         const float *kr = k + (size_t)c * ks;
         float s0, s1, s2, s3;
         int32_t d = 0;
@@ -403,29 +434,41 @@ static pe_status pe__rope_tables(float *cos, float *sin, const pe_rope *rope, co
 /* ---------------------------------------------------------------------------------------------- */
 /* One block of up to PE__QB query rows of one (batch, head)                                      */
 /* ---------------------------------------------------------------------------------------------- */
-static void pe__attn_block(const pe__attn *A, float *oh, float *wh, const float *qh, const float *kh,
-                           const float *vh, float slope, int use_alibi, int32_t i0, int32_t nq) {
+/* The rows of a block: query row t of kv head g's group is query i = t / group of head
+ * h = g * group + t % group, so with GQA/MQA the query heads that share a kv head share every K and V
+ * tile load (for decoding, q_len = 1, that divides the K/V traffic by the group size). */
+typedef struct pe__rows {
+    const float *q[PE__QB];
+    float *o[PE__QB];
+    float *w[PE__QB];      /* weights row (k_len floats), or NULL */
+    float slope[PE__QB];
+    int64_t qp[PE__QB];
+} pe__rows;
+
+static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const float *kh, const float *vh,
+                           int use_alibi) {
     float S[PE__QB][PE__KB];
     float m[PE__QB], l[PE__QB], corr[PE__QB];
-    int64_t qp[PE__QB];
-    const float *qrow[PE__QB];
-    float *orow[PE__QB];
+    const int64_t *qp = R->qp;
+    const float *const *qrow = R->q;
+    float *const *orow = R->o;
+    const int want_w = R->w[0] != NULL;
     const int32_t D = A->D, Sk = A->Sk;
 
+    int64_t qp_max = qp[0];
     for (int32_t r = 0; r < nq; r++) {
-        qp[r] = pe__qpos(A, i0 + r);
-        qrow[r] = qh + (size_t)(i0 + r) * A->qs;
-        orow[r] = oh + (size_t)(i0 + r) * A->qs;
         m[r] = -INFINITY;
         l[r] = 0.0f;
         memset(orow[r], 0, sizeof(float) * (size_t)D);
+        qp_max = qp[r] > qp_max ? qp[r] : qp_max;
     }
 
     /* With default positions the causal mask is a band: keys past the block's last query are never
-     * visible, so they are not visited at all. */
+     * visible, so they are not visited at all. (A row whose own band ends earlier sees -inf there: p = 0,
+     * correction 1, so its numbers are the same as if it had stopped.) */
     int32_t jend = Sk;
     if (A->causal && !A->qpos && !A->kpos) {
-        const int64_t last = qp[nq - 1] + 1;
+        const int64_t last = qp_max + 1;
         jend = last <= 0 ? 0 : (last < (int64_t)Sk ? (int32_t)last : Sk);
     }
 
@@ -444,11 +487,11 @@ static void pe__attn_block(const pe__attn *A, float *oh, float *wh, const float 
             for (int32_t c = 0; c < nk; c++) {
                 const int64_t kp = pe__kpos(A, j0 + c);
                 float x = s[c] * A->scale;
-                if (use_alibi) x = x + slope * (float)(kp - qp[r]); /* Press et al.: m · (j − i) */
+                if (use_alibi) x = x + R->slope[r] * (float)(kp - qp[r]); /* Press et al.: m · (j − i) */
                 if (A->causal && kp > qp[r]) x = -INFINITY;
                 s[c] = x;
             }
-            if (wh) memcpy(wh + (size_t)(i0 + r) * (size_t)Sk + (size_t)j0, s, sizeof(float) * (size_t)nk);
+            if (want_w) memcpy(R->w[r] + j0, s, sizeof(float) * (size_t)nk);
 
             /* online softmax update */
             float mx = -INFINITY;
@@ -485,9 +528,9 @@ static void pe__attn_block(const pe__attn *A, float *oh, float *wh, const float 
     }
 
     /* weights = e^(s − m) / l from the stored scores and the final m, l; zeros where never visited */
-    if (wh) {
+    if (want_w) {
         for (int32_t r = 0; r < nq; r++) {
-            float *w = wh + (size_t)(i0 + r) * (size_t)Sk;
+            float *w = R->w[r];
             if (l[r] == 0.0f) {
                 memset(w, 0, sizeof(float) * (size_t)Sk);
                 continue;
@@ -561,18 +604,27 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
         kx = kr;
     }
 
+    const int32_t G = A.group;
+    const int64_t n_rows = (int64_t)G * A.Sq;
+    pe__rows R;
     for (int32_t b = 0; b < A.B; b++)
-        for (int32_t h = 0; h < A.H; h++) {
-            const int32_t g = h / A.group; /* GQA: query heads h*group .. share kv head g */
-            const float *qh = qx + (size_t)b * A.qb + (size_t)h * A.qh;
+        for (int32_t g = 0; g < A.KVH; g++) {
             const float *kh = kx + (size_t)b * A.kb + (size_t)g * A.kh;
             const float *vh = v + (size_t)b * A.kb + (size_t)g * A.kh;
-            float *oh = out + (size_t)b * A.qb + (size_t)h * A.qh;
-            float *wh = weights ? weights + ((size_t)b * (size_t)A.H + (size_t)h) * (size_t)A.Sq * (size_t)A.Sk : NULL;
-            const float slope = A.slopes ? A.slopes[h] : 0.0f;
-            for (int32_t i0 = 0; i0 < A.Sq; i0 += PE__QB) {
-                const int32_t nq = A.Sq - i0 < PE__QB ? A.Sq - i0 : PE__QB;
-                pe__attn_block(&A, oh, wh, qh, kh, vh, slope, A.slopes != NULL, i0, nq);
+            for (int64_t t0 = 0; t0 < n_rows; t0 += PE__QB) {
+                const int32_t nq = n_rows - t0 < PE__QB ? (int32_t)(n_rows - t0) : PE__QB;
+                for (int32_t r = 0; r < nq; r++) {
+                    const int32_t i = (int32_t)((t0 + r) / G), h = g * G + (int32_t)((t0 + r) % G);
+                    const size_t qo = (size_t)b * A.qb + (size_t)h * A.qh + (size_t)i * A.qs;
+                    R.q[r] = qx + qo;
+                    R.o[r] = out + qo;
+                    R.w[r] = weights ? weights + (((size_t)b * (size_t)A.H + (size_t)h) * (size_t)A.Sq + (size_t)i) *
+                                                     (size_t)A.Sk
+                                     : NULL;
+                    R.slope[r] = A.slopes ? A.slopes[h] : 0.0f;
+                    R.qp[r] = pe__qpos(&A, i);
+                }
+                pe__attn_block(&A, &R, nq, kh, vh, A.slopes != NULL);
             }
         }
     return PE_OK;
