@@ -1,0 +1,95 @@
+// raw.mjs — posenc's wasm exports called directly, without the JS API: the "raw kernel call" contender, and the
+// loader for the bench's own wasm (limit.wasm, unfused.wasm). No Node-only API: callers pass the bytes.
+
+/** Stub imports for a standalone emcc module (WASI calls answer ENOSYS; env hooks do nothing). */
+function stubImports(module) {
+  const imports = {};
+  for (const imp of WebAssembly.Module.imports(module)) {
+    if (imp.kind !== 'function') throw new Error(`bench: unexpected import ${imp.module}.${imp.name} (${imp.kind})`);
+    const fn = imp.module === 'wasi_snapshot_preview1' ? () => 52 : () => 0;
+    (imports[imp.module] ??= {})[imp.name] = fn;
+  }
+  return imports;
+}
+
+/** base64 -> bytes (atob: browsers and Node >= 16). */
+export function decodeBase64(b64) {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+/**
+ * Instantiates wasm bytes (or a compiled Module) and returns a small raw handle:
+ * { exports, memory, malloc(bytes), free(ptr), f32(ptr, n), i32(ptr, n), bytes() }.
+ * Views are made on demand (the memory may grow between calls).
+ */
+export async function instantiateRaw(bytesOrModule) {
+  const module = bytesOrModule instanceof WebAssembly.Module ? bytesOrModule : await WebAssembly.compile(bytesOrModule);
+  const instance = await WebAssembly.instantiate(module, stubImports(module));
+  const ex = instance.exports;
+  if (typeof ex._initialize === 'function') ex._initialize();
+  const raw = {
+    module,
+    exports: ex,
+    memory: ex.memory,
+    malloc(bytes) {
+      const p = ex.malloc(Math.max(8, bytes)) >>> 0;
+      if (p === 0) throw new RangeError(`bench: out of wasm memory allocating ${bytes} bytes`);
+      return p;
+    },
+    free(ptr) {
+      if (ptr) ex.free(ptr);
+    },
+    f32(ptr, n) {
+      return new Float32Array(ex.memory.buffer, ptr, n);
+    },
+    i32(ptr, n) {
+      return new Int32Array(ex.memory.buffer, ptr, n);
+    },
+    get bytes() {
+      return ex.memory.buffer.byteLength;
+    },
+  };
+  return raw;
+}
+
+/**
+ * A pe_rope in raw's memory (default scaling, base 10000): returns its pointer. Uses the module's own ABI
+ * helper (pe_abi_rope_config_layout) for the struct layout, as the JS API does.
+ */
+export function rawRope(raw, headDim, pairing = 'half') {
+  const ex = raw.exports;
+  const countPtr = raw.malloc(8);
+  const layoutPtr = ex.pe_abi_rope_config_layout(countPtr) >>> 0;
+  const count = raw.i32(countPtr, 1)[0];
+  const offs = Array.from(raw.i32(layoutPtr, count));
+  raw.free(countPtr);
+  const configSize = offs[count - 2];
+  const ropeSize = offs[count - 1];
+  const cfg = raw.malloc(configSize);
+  new Uint8Array(raw.memory.buffer, cfg, configSize).fill(0);
+  const dv = new DataView(raw.memory.buffer);
+  dv.setInt32(cfg + offs[0], headDim, true); // head_dim
+  dv.setInt32(cfg + offs[4], pairing === 'interleaved' ? 1 : 0, true); // pairing
+  const rope = raw.malloc(ropeSize);
+  const st = ex.pe_rope_init(rope, cfg);
+  raw.free(cfg);
+  if (st !== 0) throw new Error(`bench: pe_rope_init failed with status ${st}`);
+  return rope;
+}
+
+/** Copies a Float32Array into a fresh malloc'd block; returns the pointer. */
+export function rawFloat32(raw, src) {
+  const p = raw.malloc(src.length * 4);
+  raw.f32(p, src.length).set(src);
+  return p;
+}
+
+/** Copies an Int32Array into a fresh malloc'd block; returns the pointer. */
+export function rawInt32(raw, src) {
+  const p = raw.malloc(src.length * 4);
+  raw.i32(p, src.length).set(src);
+  return p;
+}

@@ -1,0 +1,44 @@
+/* limit.c — the memory-bandwidth limit for in-place kernels, in WebAssembly (bench only).
+ *
+ * RoPE, sinusoidal add and ALiBi bias are memory-bound: their floor is one read and one write of the tensor.
+ * These three loops touch the same bytes with the least possible work, compiled with the same emcc flags as
+ * posenc's SIMD build, so "posenc / limit" says how close a kernel gets to what wasm can do on this machine:
+ *
+ *   limit_inplace  x[i] = x[i] * s, SIMD128, 4 vectors per iteration (read + write each byte once)
+ *   limit_copy     memcpy (wasm memory.copy with bulk memory: the engine's native memmove)
+ *   limit_fill     memset-like store of a float (write only; the floor for table and bias generators)
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <wasm_simd128.h>
+
+__attribute__((export_name("limit_inplace"))) void limit_inplace(float *x, int32_t n, float s) {
+    v128_t vs = wasm_f32x4_splat(s);
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        v128_t a = wasm_v128_load(x + i), b = wasm_v128_load(x + i + 4);
+        v128_t c = wasm_v128_load(x + i + 8), d = wasm_v128_load(x + i + 12);
+        wasm_v128_store(x + i, wasm_f32x4_mul(a, vs));
+        wasm_v128_store(x + i + 4, wasm_f32x4_mul(b, vs));
+        wasm_v128_store(x + i + 8, wasm_f32x4_mul(c, vs));
+        wasm_v128_store(x + i + 12, wasm_f32x4_mul(d, vs));
+    }
+    for (; i < n; i++) x[i] *= s;
+}
+
+__attribute__((export_name("limit_copy"))) void limit_copy(float *dst, const float *src, int32_t n) {
+    memcpy(dst, src, (size_t)n * sizeof(float));
+}
+
+__attribute__((export_name("limit_fill"))) void limit_fill(float *x, int32_t n, float v) {
+    v128_t vv = wasm_f32x4_splat(v);
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        wasm_v128_store(x + i, vv);
+        wasm_v128_store(x + i + 4, vv);
+        wasm_v128_store(x + i + 8, vv);
+        wasm_v128_store(x + i + 12, vv);
+    }
+    for (; i < n; i++) x[i] = v;
+}
