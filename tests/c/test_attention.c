@@ -204,6 +204,32 @@ static void test_fixed_shapes(void) {
     }
 }
 
+/* Cross-attention shapes (q_len > k_len), and RoPE at large explicit positions. */
+static void test_more_shapes(void) {
+    pe_rng rng = {0xBEEF};
+    for (int causal = 0; causal < 2; causal++)
+        for (int layout = 0; layout < 2; layout++) {
+            pe_attention_config c = {0};
+            c.batch = 2; c.heads = 6; c.kv_heads = 3; c.q_len = 50; c.k_len = 7; c.head_dim = 10;
+            c.causal = causal; c.layout = layout;
+            char label[96];
+            snprintf(label, sizeof label, "q_len > k_len causal=%d layout=%d", causal, layout);
+            run_case(&rng, &c, 1, label);
+        }
+    int32_t qp[5], kp[40];
+    for (int i = 0; i < 5; i++) qp[i] = 100000 + 7 * i;
+    for (int j = 0; j < 40; j++) kp[j] = 99990 + j;
+    for (int pairing = 0; pairing < 2; pairing++) {
+        pe_rope rope = make_rope(PE_ROPE_DEFAULT, 32, 24, pairing);
+        pe_attention_config c = {0};
+        c.batch = 1; c.heads = 4; c.kv_heads = 2; c.q_len = 5; c.k_len = 40; c.head_dim = 32; c.causal = 1;
+        c.rope = &rope; c.q_positions = qp; c.k_positions = kp;
+        char label[96];
+        snprintf(label, sizeof label, "rope at positions ~1e5, partial rotary, pairing=%d", pairing);
+        run_case(&rng, &c, 1, label);
+    }
+}
+
 static void test_random_shapes(void) {
     pe_rng rng = {0xC0FFEE};
     const int rope_types[] = {-1, PE_ROPE_DEFAULT, PE_ROPE_LINEAR, PE_ROPE_DYNAMIC, PE_ROPE_YARN, PE_ROPE_LLAMA3};
@@ -454,6 +480,7 @@ static void test_bad_input(void) {
 
 int main(void) {
     test_fixed_shapes();
+    test_more_shapes();
     test_random_shapes();
     test_extreme_logits();
     test_fully_masked();
