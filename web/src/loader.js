@@ -14,6 +14,10 @@ import { Heap, createTensor } from './memory.js';
 import { statusError, typeError } from './errors.js';
 import { readRopeLayout, rope } from './rope.js';
 import { ropeFromHFConfig } from './hf-config.js';
+import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
+import { sinusoidal, sinusoidalAdd, probeSinusoidalLayout } from './sinusoidal.js';
+import { learned } from './learned.js';
+import { attention, probeAttentionLayout } from './attention.js';
 
 // WASI errno ENOSYS: the kernels make no system calls; if libc ever does, it is told "not supported".
 const WASI_ENOSYS = 52;
@@ -46,7 +50,10 @@ export async function instantiate(module, simd) {
   const instance = await WebAssembly.instantiate(module, stubImports(module));
   const ex = instance.exports;
   if (typeof ex._initialize === 'function') ex._initialize();
-  for (const name of ['memory', 'malloc', 'free', 'pe_rope_init', 'pe_rope_cos_sin', 'pe_rope_apply', 'pe_status_string']) {
+  const required = ['memory', 'malloc', 'free', 'pe_status_string', 'pe_rope_init', 'pe_rope_cos_sin', 'pe_rope_apply'];
+  required.push('pe_sinusoidal_table', 'pe_sinusoidal_add', 'pe_learned_lookup', 'pe_learned_add');
+  required.push('pe_alibi_slopes', 'pe_alibi_bias', 'pe_alibi_bias_from_mask', 'pe_attention_scratch_size', 'pe_attention');
+  for (const name of required) {
     if (!(name in ex)) throw new Error(`posenc: the wasm module does not export ${name}`);
   }
   return createApi(ex, simd);
@@ -61,7 +68,10 @@ function cString(heap, ptr) {
   return s;
 }
 
-/** The `pe` object for one instantiated module. Each family module contributes its functions here. */
+/**
+ * The `pe` object for one instantiated module. Each family module contributes its functions here; each gets
+ * `ctx`: { exports, heap (memory.js: views, scratch slots), statusError(where, status), ropeLayout }.
+ */
 export function createApi(exports, simd) {
   const heap = new Heap(exports);
   const ctx = {
@@ -71,12 +81,30 @@ export function createApi(exports, simd) {
     ropeLayout: null,
   };
   ctx.ropeLayout = readRopeLayout(ctx);
+  // Struct layouts the wrapper writes without an ABI helper from the C core: checked against the module.
+  for (const [struct, probe] of [['pe_sinusoidal_config', probeSinusoidalLayout], ['pe_attention_config', probeAttentionLayout]]) {
+    const wrong = probe(ctx);
+    if (wrong !== null) {
+      throw new Error(`posenc: the wasm module's ${struct} does not match this wrapper (${wrong}); rebuild the wasm and the JS together`);
+    }
+  }
+
+  // pe.sinusoidal(seqLen, dModel, options) is the table; pe.sinusoidal.add(x, options) adds it in place.
+  const sinusoidalFn = (seqLen, dModel, options) => sinusoidal(ctx, seqLen, dModel, options);
+  sinusoidalFn.add = (x, options) => sinusoidalAdd(ctx, x, options);
+  Object.freeze(sinusoidalFn);
 
   const pe = {
     /** true when this is the SIMD128 build. */
     simd,
     rope: (options) => rope(ctx, options),
     ropeFromHFConfig: (config, options) => ropeFromHFConfig(ctx, config, options),
+    alibiSlopes: (nHeads) => alibiSlopes(ctx, nHeads),
+    alibiBias: (nHeads, qLen, kLen, options) => alibiBias(ctx, nHeads, qLen, kLen, options),
+    alibiBiasFromMask: (nHeads, attentionMask, options) => alibiBiasFromMask(ctx, nHeads, attentionMask, options),
+    sinusoidal: sinusoidalFn,
+    learned: (table, options) => learned(ctx, table, options),
+    attention: (q, k, v, options) => attention(ctx, q, k, v, options),
     tensor: (lengthOrArray) => createTensor(heap, lengthOrArray),
     /** Current size of the module's WebAssembly memory in bytes (for diagnostics and leak checks). */
     get memoryBytes() {

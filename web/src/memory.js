@@ -24,7 +24,16 @@ export const SLOT = Object.freeze({
   FACTORS: 6, // float64 short_factor | long_factor
   OUT: 7, // a few bytes of out-parameters
   IOTA: 8, // int32 0, 1, 2, ... (default positions); contents persist between calls
-  COUNT: 9,
+  // attention and the other encodings (several inputs copied in at once)
+  Q: 9, // attention q copy
+  K: 10, // attention k copy
+  V: 11, // attention v copy
+  RESULT: 12, // a result computed in wasm memory and copied out (attention out, tables, bias, lookups)
+  WEIGHTS: 13, // attention weights (batch, heads, qLen, kLen), only when requested
+  WORK: 14, // the C core's own scratch (pe_attention_scratch_size floats)
+  SLOPES: 15, // float32 ALiBi slopes
+  KPOS: 16, // int32 key positions (attention; POS holds the query positions)
+  COUNT: 17,
 });
 
 // The largest float32 count a tensor can have: 4 GiB of memory holds 2^30 floats, and the scratch for a copy
@@ -194,18 +203,19 @@ export function tensorRecord(heap, t, where, name) {
 }
 
 /**
- * Places float32 data `x` (a Float32Array, a pe.tensor, or a Float32Array viewing wasm memory) where the
- * kernels can use it, and says how to hand the result back. `expectedLength` is checked first. The pointer
- * stays valid whatever is allocated afterwards (allocations never move data, they can only detach views).
- * Returns { ptr, finish() }: finish() copies back (copied input) and returns what the API call returns.
+ * Finds where float32 data `x` (a Float32Array, a pe.tensor, or a Float32Array viewing wasm memory) lives,
+ * without allocating anything: checks its type and that its length is `expectedLength`. Returns
+ * { kind: 'tensor' | 'view' | 'copy', ptr } (ptr 0 for 'copy': the data must be copied into scratch).
+ * Locate every input of a call before allocating any scratch, since an allocation may grow the memory and so
+ * detach a view the caller passed.
  */
-export function placeFloat32(heap, x, expectedLength, where, name) {
+export function locateFloat32(heap, x, expectedLength, where, name) {
   const rec = tensorRecord(heap, x, where, name);
   if (rec !== null) {
     if (rec.length !== expectedLength) {
       throw new RangeError(`${where}: ${name}.length must equal the product of shape (${expectedLength}), got ${rec.length}`);
     }
-    return { ptr: rec.ptr, finish: () => x };
+    return { kind: 'tensor', ptr: rec.ptr };
   }
   if (!(x instanceof Float32Array)) {
     throw typeError(where, `${name} must be a Float32Array or a pe.tensor`, x);
@@ -218,17 +228,27 @@ export function placeFloat32(heap, x, expectedLength, where, name) {
     }
     throw new RangeError(`${where}: ${name}.length must equal the product of shape (${expectedLength}), got ${x.length}`);
   }
-  if (heap.isView(x)) {
-    // A view of wasm memory (e.g. tensor.array): work in place. If this call grows the memory the caller's
-    // view is detached, so hand back a fresh view of the same elements.
-    const ptr = x.byteOffset;
+  if (heap.isView(x)) return { kind: 'view', ptr: x.byteOffset };
+  return { kind: 'copy', ptr: 0 };
+}
+
+/**
+ * Completes a placement made by locateFloat32: a 'copy' gets scratch slot `slot` (filled from x when copyIn).
+ * Returns { ptr, finish() }: finish() copies back (copied input) and returns what the API call returns: the
+ * Float32Array, the tensor, or for a view of wasm memory the view itself or, if the call grew the memory and
+ * detached it, a fresh view of the same elements.
+ */
+export function materialize(heap, loc, x, expectedLength, slot, copyIn = true) {
+  if (loc.kind === 'tensor') return { ptr: loc.ptr, finish: () => x };
+  if (loc.kind === 'view') {
+    const ptr = loc.ptr;
     return {
       ptr,
       finish: () => (heap.isView(x) ? x : new Float32Array(heap.memory.buffer, ptr, expectedLength)),
     };
   }
-  const ptr = heap.scratch(SLOT.X, expectedLength * 4);
-  heap.f32.set(x, ptr >>> 2);
+  const ptr = heap.scratch(slot, expectedLength * 4);
+  if (copyIn) heap.f32.set(x, ptr >>> 2);
   return {
     ptr,
     finish: () => {
@@ -236,6 +256,74 @@ export function placeFloat32(heap, x, expectedLength, where, name) {
       return x;
     },
   };
+}
+
+/**
+ * Places float32 data `x` (a Float32Array, a pe.tensor, or a Float32Array viewing wasm memory) where the
+ * kernels can use it, and says how to hand the result back. `expectedLength` is checked first. The pointer
+ * stays valid whatever is allocated afterwards (allocations never move data, they can only detach views).
+ * Returns { ptr, finish() }: finish() copies back (copied input) and returns what the API call returns.
+ * `slot` is the scratch slot a copied Float32Array goes to (SLOT.X unless several inputs are placed at once).
+ */
+export function placeFloat32(heap, x, expectedLength, where, name, slot = SLOT.X) {
+  const loc = locateFloat32(heap, x, expectedLength, where, name);
+  return materialize(heap, loc, x, expectedLength, slot);
+}
+
+/** A copy of float32 elements [ptr, ptr + 4n) of wasm memory as a new Float32Array. */
+export function copyOut(heap, ptr, n) {
+  return heap.f32.slice(ptr >>> 2, (ptr >>> 2) + n);
+}
+
+/** True when an array-like of integers is acceptable as positions (not BigInt arrays, not strings). */
+function isIntArrayLike(v) {
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    typeof v.length === 'number' &&
+    !(v instanceof BigInt64Array) &&
+    !(v instanceof BigUint64Array)
+  );
+}
+
+/**
+ * Copies integer data (positions, a mask) into scratch slot `slot` as int32. An Int32Array is copied with one
+ * set() and NOT checked here: the caller lets the C core check it (it validates before writing anything) and
+ * on failure builds the message with int32RangeError(). Any other array-like is checked element by element
+ * against [lo, hi] while it is copied. `bound` is the text after "must be" in messages. Returns { ptr, n }.
+ */
+export function writeInt32s(heap, slot, where, name, values, lo, hi, bound = `an integer in [${lo}, ${hi}]`) {
+  if (!(values instanceof Int32Array) && !isIntArrayLike(values)) {
+    throw typeError(where, `${name} must be an Int32Array or an array of integers (each ${bound})`, values);
+  }
+  const n = values.length;
+  if (!Number.isInteger(n) || n < 0 || n > MAX_TENSOR_LENGTH) {
+    throw rangeError(where, `${name}.length must be an integer in [0, ${MAX_TENSOR_LENGTH}]`, n);
+  }
+  if (ArrayBuffer.isView(values) && heap.isView(values)) values = values.slice(); // scratch may detach it
+  const ptr = heap.scratch(slot, n * 4);
+  if (values instanceof Int32Array) {
+    heap.i32.set(values, ptr >>> 2);
+  } else {
+    const i32 = heap.i32;
+    const base = ptr >>> 2;
+    for (let i = 0; i < n; i++) {
+      const v = values[i];
+      if (typeof v !== 'number') throw typeError(where, `${name}[${i}] must be ${bound}`, v);
+      if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw rangeError(where, `${name}[${i}] must be ${bound}`, v);
+      i32[base + i] = v;
+    }
+  }
+  return { ptr, n };
+}
+
+/** The RangeError for the first element of `values` outside [lo, hi] (after the C core refused them), or null. */
+export function int32RangeError(where, name, values, lo, hi, bound = `an integer in [${lo}, ${hi}]`) {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!(v >= lo && v <= hi)) return rangeError(where, `${name}[${i}] must be ${bound}`, v);
+  }
+  return null;
 }
 
 /** The length of float32 data `x` (a Float32Array or a pe.tensor of this heap); TypeError otherwise. */

@@ -626,3 +626,19 @@ export function createRope(ctx, resolved, where = 'rope') {
 export function rope(ctx, options) {
   return createRope(ctx, resolveRopeOptions(options, ROPE_NAMES));
 }
+
+/**
+ * For the families that take a rope (pe.attention): the C object and sizes of `rope` if it is a live rope of
+ * this instance; a TypeError naming `name` otherwise.
+ */
+export function ropeHandle(ctx, rope, where, name) {
+  const st = ropeState.get(rope);
+  if (st === undefined) {
+    throw typeError(where, `${name} must be a rope made by pe.rope() or pe.ropeFromHFConfig()`, rope);
+  }
+  if (st.ctx !== ctx) {
+    throw new TypeError(`${where}: ${name} is a rope of another posenc instance (made by a different init())`);
+  }
+  if (st.ptr === 0) throw new TypeError(`${where}: ${name} is a rope that was freed`);
+  return { ptr: st.ptr, headDim: st.resolved.headDim, nFreq: st.nFreq };
+}

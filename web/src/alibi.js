@@ -1,0 +1,171 @@
+// alibi.js — ALiBi (Press, Smith & Lewis 2022, "Train Short, Test Long: Attention with Linear Biases"):
+// pe.alibiSlopes, pe.alibiBias and BLOOM's padded-batch form pe.alibiBiasFromMask, over c/src/alibi.c.
+//
+// Head h adds slope[h] * (key position - query position) to its attention logits. Slopes follow BLOOM's
+// build_alibi_tensor: 2^(-8(h+1)/n) for n a power of two, the paper's interleaving otherwise (any n >= 1).
+// pe.attention takes `alibi: true` (these slopes) or explicit slopes and adds the bias inside the kernel
+// without materialising it; alibiBias() is for inspection and for code that builds its own attention.
+
+import { checkInt, checkOptions, typeError, rangeError, INT32_MAX } from './errors.js';
+import { SLOT, MAX_TENSOR_LENGTH, copyOut, writeInt32s } from './memory.js';
+
+/**
+ * Validates optional explicit slopes (any array-like of finite numbers, length nHeads) and writes them as
+ * float32 into the SLOPES slot. Returns the pointer, or 0 for "the standard slopes" (slopes undefined/null).
+ */
+export function writeSlopes(ctx, where, name, slopes, nHeads) {
+  if (slopes === undefined || slopes === null) return 0;
+  const { heap } = ctx;
+  const bound = `a Float32Array (or array) of ${nHeads} finite numbers, one per head`;
+  if (typeof slopes !== 'object' || typeof slopes.length !== 'number' || slopes instanceof BigInt64Array || slopes instanceof BigUint64Array) {
+    throw typeError(where, `${name} must be ${bound}`, slopes);
+  }
+  if (slopes.length !== nHeads) {
+    throw new RangeError(`${where}: ${name} must be ${bound} (heads = ${nHeads}), got length ${slopes.length}`);
+  }
+  for (let h = 0; h < nHeads; h++) {
+    const s = slopes[h];
+    if (typeof s !== 'number') throw typeError(where, `${name}[${h}] must be a finite number`, s);
+    if (!Number.isFinite(Math.fround(s))) throw rangeError(where, `${name}[${h}] must be a finite number (in float32 range)`, s);
+  }
+  if (ArrayBuffer.isView(slopes) && heap.isView(slopes)) slopes = slopes.slice();
+  const ptr = heap.scratch(SLOT.SLOPES, nHeads * 4);
+  heap.f32.set(slopes, ptr >>> 2);
+  return ptr;
+}
+
+function check(ctx, where, status) {
+  if (status !== 0) throw ctx.statusError(where, status);
+}
+
+/** pe.alibiSlopes(nHeads) -> Float32Array(nHeads) */
+export function alibiSlopes(ctx, nHeads) {
+  const where = 'alibiSlopes';
+  checkInt(where, 'nHeads', nHeads, 1, MAX_TENSOR_LENGTH);
+  const { heap, exports: ex } = ctx;
+  const ptr = heap.scratch(SLOT.RESULT, nHeads * 4);
+  check(ctx, where, ex.pe_alibi_slopes(ptr, nHeads));
+  return copyOut(heap, ptr, nHeads);
+}
+
+/**
+ * pe.alibiBias(nHeads, qLen, kLen, { causal, slopes }) -> Float32Array(nHeads * qLen * kLen):
+ * bias[h, i, j] = slope[h] * (j - (kLen - qLen + i)); causal: -Infinity where j > kLen - qLen + i.
+ */
+export function alibiBias(ctx, nHeads, qLen, kLen, options) {
+  const where = 'alibiBias';
+  checkInt(where, 'nHeads', nHeads, 1, INT32_MAX);
+  checkInt(where, 'qLen', qLen, 1, INT32_MAX);
+  checkInt(where, 'kLen', kLen, 1, INT32_MAX);
+  const o = checkOptions(where, 'options', options);
+  const causal = o.causal ?? false;
+  if (typeof causal !== 'boolean') throw typeError(where, 'options.causal must be a boolean', causal);
+  const total = nHeads * qLen * kLen;
+  if (total > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${where}: nHeads * qLen * kLen must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
+  }
+  const { heap, exports: ex } = ctx;
+  const slopesPtr = writeSlopes(ctx, where, 'options.slopes', o.slopes, nHeads);
+  const ptr = heap.scratch(SLOT.RESULT, total * 4);
+  check(ctx, where, ex.pe_alibi_bias(ptr, slopesPtr, nHeads, qLen, kLen, causal ? 1 : 0));
+  return copyOut(heap, ptr, total);
+}
+
+/**
+ * The mask as flat int32 0/1 data plus its [batch, seq]: nested [batch][seq] arrays (numbers 0/1 or booleans),
+ * or flat array-like data with options.shape [batch, seq] (default [1, length]).
+ */
+function readMask(ctx, where, mask, shape) {
+  const bound = 'an array of rows [batch][seq] of 0/1, or flat 0/1 data with options.shape [batch, seq]';
+  if (mask === null || typeof mask !== 'object' || typeof mask.length !== 'number') {
+    throw typeError(where, `attentionMask must be ${bound}`, mask);
+  }
+  const nested = Array.isArray(mask) && mask.length > 0 && typeof mask[0] === 'object' && mask[0] !== null;
+  let batch;
+  let seq;
+  let flat;
+  if (nested) {
+    if (shape !== undefined && shape !== null) {
+      throw new TypeError(`${where}: options.shape is only for flat attentionMask data; got nested rows and a shape`);
+    }
+    batch = mask.length;
+    seq = mask[0].length;
+    flat = new Int32Array(batch * seq);
+    for (let b = 0; b < batch; b++) {
+      const row = mask[b];
+      if (row === null || typeof row !== 'object' || typeof row.length !== 'number') {
+        throw typeError(where, `attentionMask[${b}] must be a row of ${seq} values 0/1`, row);
+      }
+      if (row.length !== seq) {
+        throw new RangeError(`${where}: attentionMask rows must all have the length of attentionMask[0] (${seq}), got attentionMask[${b}].length ${row.length}`);
+      }
+      for (let j = 0; j < seq; j++) {
+        let v = row[j];
+        if (typeof v === 'boolean') v = v ? 1 : 0;
+        if (typeof v !== 'number') throw typeError(where, `attentionMask[${b}][${j}] must be 0 or 1`, v);
+        if (v !== 0 && v !== 1) throw rangeError(where, `attentionMask[${b}][${j}] must be 0 or 1`, v);
+        flat[b * seq + j] = v;
+      }
+    }
+  } else {
+    if (shape === undefined || shape === null) {
+      batch = 1;
+      seq = mask.length;
+    } else {
+      if (typeof shape !== 'object' || typeof shape.length !== 'number') {
+        throw typeError(where, 'options.shape must be [batch, seq] of integers >= 1', shape);
+      }
+      if (shape.length !== 2) throw new RangeError(`${where}: options.shape must be [batch, seq] of integers >= 1, got length ${shape.length}`);
+      batch = checkInt(where, 'options.shape[0] (batch)', shape[0], 1, INT32_MAX);
+      seq = checkInt(where, 'options.shape[1] (seq)', shape[1], 1, INT32_MAX);
+      if (batch * seq !== mask.length) {
+        throw new RangeError(`${where}: attentionMask.length must equal batch * seq (${batch * seq}), got ${mask.length}`);
+      }
+    }
+    flat = mask;
+  }
+  if (batch < 1 || seq < 1) {
+    throw new RangeError(`${where}: attentionMask must have at least one row and one column, got [${batch}, ${seq}]`);
+  }
+  return { flat, batch, seq };
+}
+
+/**
+ * pe.alibiBiasFromMask(nHeads, attentionMask, { shape, slopes }) -> Float32Array(batch * nHeads * seq), shaped
+ * [batch * nHeads, 1, seq] as BLOOM's build_alibi_tensor: row b * nHeads + h holds slope[h] times each key's
+ * position counted over the kept tokens, ((cumsum(mask) - 1) * mask)[b, j]; padded keys get 0.
+ */
+export function alibiBiasFromMask(ctx, nHeads, attentionMask, options) {
+  const where = 'alibiBiasFromMask';
+  checkInt(where, 'nHeads', nHeads, 1, INT32_MAX);
+  const o = checkOptions(where, 'options', options);
+  const { flat, batch, seq } = readMask(ctx, where, attentionMask, o.shape);
+  const total = batch * nHeads * seq;
+  if (total > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${where}: batch * nHeads * seq must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
+  }
+  const { heap, exports: ex } = ctx;
+  const slopesPtr = writeSlopes(ctx, where, 'options.slopes', o.slopes, nHeads);
+  let flatChecked = flat;
+  if (!(flat instanceof Int32Array)) {
+    // flat array-likes of booleans are accepted as 0/1, like nested rows
+    flatChecked = new Int32Array(flat.length);
+    for (let t = 0; t < flat.length; t++) {
+      let v = flat[t];
+      if (typeof v === 'boolean') v = v ? 1 : 0;
+      if (typeof v !== 'number') throw typeError(where, `attentionMask[${t}] must be 0 or 1`, v);
+      if (v !== 0 && v !== 1) throw rangeError(where, `attentionMask[${t}] must be 0 or 1`, v);
+      flatChecked[t] = v;
+    }
+  }
+  const maskPtr = writeInt32s(heap, SLOT.POS, where, 'attentionMask', flatChecked, 0, 1, '0 or 1').ptr;
+  const ptr = heap.scratch(SLOT.RESULT, total * 4);
+  const status = ex.pe_alibi_bias_from_mask(ptr, slopesPtr, maskPtr, batch, nHeads, seq);
+  if (status !== 0) {
+    for (let t = 0; t < flatChecked.length; t++) {
+      if (flatChecked[t] !== 0 && flatChecked[t] !== 1) throw rangeError(where, `attentionMask[${t}] must be 0 or 1`, flatChecked[t]);
+    }
+    throw ctx.statusError(where, status);
+  }
+  return copyOut(heap, ptr, total);
+}

@@ -1,0 +1,311 @@
+// attention.js — pe.attention(q, k, v, options): fused scaled dot-product attention over c/src/attention.c,
+//
+//   out = softmax(scale · Q Kᵀ + bias) · V                 (Vaswani et al. 2017, 3.2.1)
+//
+// with the online softmax blocked over keys (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022), so
+// no (qLen × kLen) matrix exists unless `returnWeights` asks for one; RoPE (a pe.rope object: q and k are
+// rotated on copies in the C core's scratch) and ALiBi (slopes, no bias tensor) folded in; causal masking;
+// grouped-query / multi-query attention (kvHeads dividing heads); qLen != kLen for decoding against a cache.
+//
+// Memory per call: copies of q, k, v and out when they are plain Float32Arrays (none for pe.tensor inputs),
+// the C core's scratch (pe_attention_scratch_size: 0 without RoPE, rotated q and k plus cos/sin tables with
+// it), and the (batch, heads, qLen, kLen) weights only when requested. All of it lives in scratch slots that
+// are reused from call to call, so the steady state allocates nothing and nothing grows with qLen · kLen.
+//
+// Positions: by default key j sits at position j and query i at kLen - qLen + i (the last qLen positions:
+// decoding with a cache). They drive the causal mask (key j visible to query i iff kpos[j] <= qpos[i]),
+// ALiBi (slope · (kpos[j] - qpos[i])) and RoPE. A fully masked query row (possible with causal and explicit
+// positions, or qLen > kLen) gives an all-zero output row and an all-zero weights row.
+
+import { checkInt, checkEnum, checkOptions, typeError, rangeError, INT32_MAX } from './errors.js';
+import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, materialize, copyOut, writeInt32s, int32RangeError } from './memory.js';
+import { ropeHandle, LAYOUTS } from './rope.js';
+import { writeSlopes } from './alibi.js';
+
+// pe_attention_config on wasm32 (int32 and float aligned to 4, pointers 4 bytes). posenc.h has no ABI helper
+// for this struct (pe_abi_rope_config_layout covers pe_rope_config only), so the offsets are written here and
+// checked once per instance by probeAttentionLayout(), and on every RoPE call through the scratch size.
+const CFG = Object.freeze({
+  batch: 0,
+  heads: 4,
+  kv_heads: 8,
+  q_len: 12,
+  k_len: 16,
+  head_dim: 20,
+  layout: 24,
+  causal: 28,
+  scale: 32,
+  alibi_slopes: 36,
+  rope: 40,
+  q_positions: 44,
+  k_positions: 48,
+  rope_seq_len: 52,
+  size: 56,
+});
+
+const PE_ERR_POSITION = 11; // pe_status values used below: SEQ_LEN 13, HEADS 14, SCALE 15 (probe)
+
+function writeConfig(heap, c) {
+  const cfg = heap.scratch(SLOT.CONFIG, CFG.size);
+  heap.u8.fill(0, cfg, cfg + CFG.size);
+  const dv = heap.dataView;
+  const i32 = (name, v) => dv.setInt32(cfg + CFG[name], v ?? 0, true);
+  const ptr = (name, v) => dv.setUint32(cfg + CFG[name], v ?? 0, true);
+  i32('batch', c.batch);
+  i32('heads', c.heads);
+  i32('kv_heads', c.kvHeads);
+  i32('q_len', c.qLen);
+  i32('k_len', c.kLen);
+  i32('head_dim', c.headDim);
+  i32('layout', c.layout);
+  i32('causal', c.causal ? 1 : 0);
+  dv.setFloat32(cfg + CFG.scale, c.scale ?? 0, true);
+  ptr('alibi_slopes', c.slopes);
+  ptr('rope', c.rope);
+  ptr('q_positions', c.qPos);
+  ptr('k_positions', c.kPos);
+  i32('rope_seq_len', c.seqLen);
+  return cfg;
+}
+
+/** options.shape -> { batch, heads, kvHeads, qLen, kLen, headDim }, checked. */
+function readShape(where, shape) {
+  const bound = 'options.shape must be an object { batch, heads, kvHeads, qLen, kLen, headDim } of integers >= 1';
+  if (shape === undefined || shape === null || typeof shape !== 'object' || Array.isArray(shape) || ArrayBuffer.isView(shape)) {
+    throw typeError(where, bound, shape);
+  }
+  const dim = (key, dflt) => {
+    const v = shape[key] ?? dflt;
+    if (v === undefined) throw typeError(where, `options.shape.${key} must be an integer in [1, ${INT32_MAX}] (required)`, v);
+    return checkInt(where, `options.shape.${key}`, v, 1, INT32_MAX);
+  };
+  const batch = dim('batch', 1);
+  const heads = dim('heads');
+  const kvHeads = dim('kvHeads', heads);
+  const qLen = dim('qLen');
+  const kLen = dim('kLen', qLen);
+  const headDim = dim('headDim');
+  if (heads % kvHeads !== 0) {
+    throw new RangeError(
+      `${where}: options.shape.kvHeads must divide options.shape.heads (${heads}) (grouped-query attention), got ${kvHeads}`,
+    );
+  }
+  return { batch, heads, kvHeads, qLen, kLen, headDim };
+}
+
+/** An array-like's elements [start, end) as something writeInt32s accepts. */
+function sliceOf(a, start, end) {
+  if (ArrayBuffer.isView(a)) return a.subarray(start, end);
+  return Array.prototype.slice.call(a, start, end);
+}
+
+/**
+ * options.positions -> { q, k } (each an array-like or null for the default), checked for form and length
+ * (values are checked when written). Forms: an array-like of kLen key positions (queries take the last qLen
+ * of them, qLen <= kLen: self-attention or decoding with a cache), or { q, k } with either part optional.
+ */
+function readPositions(where, positions, qLen, kLen) {
+  if (positions === undefined || positions === null) return { q: null, k: null, qName: '', kName: '' };
+  const arrayLike = (v) => v !== null && typeof v === 'object' && typeof v.length === 'number';
+  if (arrayLike(positions)) {
+    if (positions.length !== kLen) {
+      throw new RangeError(
+        `${where}: options.positions (an array) must hold the kLen (${kLen}) key positions, the queries taking the last qLen; got length ${positions.length}`,
+      );
+    }
+    if (qLen > kLen) {
+      throw new RangeError(
+        `${where}: options.positions as one array needs qLen <= kLen (queries are the last qLen keys); give { q, k } for qLen (${qLen}) > kLen (${kLen})`,
+      );
+    }
+    return { q: sliceOf(positions, kLen - qLen, kLen), k: positions, qName: `options.positions`, kName: 'options.positions', qBase: kLen - qLen };
+  }
+  if (typeof positions !== 'object') {
+    throw typeError(where, 'options.positions must be an array of kLen key positions or an object { q, k }', positions);
+  }
+  const q = positions.q ?? null;
+  const k = positions.k ?? null;
+  if (q !== null && !arrayLike(q)) throw typeError(where, `options.positions.q must be an Int32Array or an array of integers in [0, ${INT32_MAX}]`, q);
+  if (k !== null && !arrayLike(k)) throw typeError(where, `options.positions.k must be an Int32Array or an array of integers in [0, ${INT32_MAX}]`, k);
+  if (q !== null && q.length !== qLen) {
+    throw new RangeError(`${where}: options.positions.q.length must equal qLen (${qLen}), got ${q.length}`);
+  }
+  if (k !== null && k.length !== kLen) {
+    throw new RangeError(`${where}: options.positions.k.length must equal kLen (${kLen}), got ${k.length}`);
+  }
+  return { q, k, qName: 'options.positions.q', kName: 'options.positions.k', qBase: 0 };
+}
+
+/** [start, end) byte ranges of two placements overlap */
+function overlaps(a, aBytes, b, bBytes) {
+  return a < b + bBytes && b < a + aBytes;
+}
+
+/** pe.attention(q, k, v, options) -> { out, weights? } */
+export function attention(ctx, q, k, v, options) {
+  const where = 'attention';
+  const { heap, exports: ex } = ctx;
+  if (options === undefined || options === null) {
+    throw typeError(where, 'options must be an object with options.shape { batch, heads, kvHeads, qLen, kLen, headDim }', options);
+  }
+  const o = checkOptions(where, 'options', options);
+  const s = readShape(where, o.shape);
+  const layout = LAYOUTS.indexOf(checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS));
+  const causal = o.causal ?? false;
+  if (typeof causal !== 'boolean') throw typeError(where, 'options.causal must be a boolean', causal);
+  const returnWeights = o.returnWeights ?? false;
+  if (typeof returnWeights !== 'boolean') throw typeError(where, 'options.returnWeights must be a boolean', returnWeights);
+
+  // scale: the C core reads a float32 and treats 0 as "1/sqrt(headDim)", so 0 and values that round to 0 or
+  // overflow in float32 are refused rather than silently replaced.
+  let scale;
+  if (o.scale !== undefined && o.scale !== null) {
+    const sb = 'options.scale must be a finite number other than 0, within float32 range (omit it for 1/sqrt(headDim))';
+    if (typeof o.scale !== 'number') throw typeError(where, sb, o.scale);
+    const f = Math.fround(o.scale);
+    if (!Number.isFinite(f) || f === 0) throw rangeError(where, sb, o.scale);
+    scale = o.scale;
+  }
+
+  const nQ = s.batch * s.heads * s.qLen * s.headDim;
+  const nK = s.batch * s.kvHeads * s.kLen * s.headDim;
+  if (nQ > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${where}: batch * heads * qLen * headDim (the size of q) must be at most ${MAX_TENSOR_LENGTH}, got ${nQ}`);
+  }
+  if (nK > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${where}: batch * kvHeads * kLen * headDim (the size of k and v) must be at most ${MAX_TENSOR_LENGTH}, got ${nK}`);
+  }
+  const nW = s.batch * s.heads * s.qLen * s.kLen;
+  if (returnWeights && nW > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${where}: batch * heads * qLen * kLen (the size of the weights) must be at most ${MAX_TENSOR_LENGTH} with returnWeights, got ${nW}`);
+  }
+
+  let rope = null;
+  if (o.rope !== undefined && o.rope !== null) {
+    rope = ropeHandle(ctx, o.rope, where, 'options.rope');
+    if (rope.headDim !== s.headDim) {
+      throw new RangeError(`${where}: options.shape.headDim must equal options.rope's headDim ${rope.headDim}, got ${s.headDim}`);
+    }
+  }
+  const alibi = o.alibi ?? false;
+  if (typeof alibi !== 'boolean' && (typeof alibi !== 'object' || typeof alibi.length !== 'number')) {
+    throw typeError(where, `options.alibi must be true (standard slopes), false, or a Float32Array of ${s.heads} slopes (one per query head)`, alibi);
+  }
+  const pos = readPositions(where, o.positions, s.qLen, s.kLen);
+  if (rope !== null && pos.q === null && s.qLen > s.kLen) {
+    throw new RangeError(
+      `${where}: with options.rope and default positions qLen (${s.qLen}) must be <= kLen (${s.kLen}) (query i sits at kLen - qLen + i, which must be >= 0); give options.positions.q`,
+    );
+  }
+  let seqLen = 0;
+  if (o.seqLen !== undefined && o.seqLen !== null) seqLen = checkInt(where, 'options.seqLen', o.seqLen, 1, INT32_MAX);
+
+  // Locate every float input before any allocation (an allocation may detach a caller's view of wasm memory).
+  const lq = locateFloat32(heap, q, nQ, where, 'q');
+  const lk = locateFloat32(heap, k, nK, where, 'k');
+  const lv = locateFloat32(heap, v, nK, where, 'v');
+  let lo = null;
+  if (o.out !== undefined && o.out !== null) {
+    lo = locateFloat32(heap, o.out, nQ, where, 'options.out');
+    if (lo.kind !== 'copy') {
+      for (const [name, l, n] of [['q', lq, nQ], ['k', lk, nK], ['v', lv, nK]]) {
+        if (l.kind !== 'copy' && overlaps(lo.ptr, nQ * 4, l.ptr, n * 4)) {
+          throw new RangeError(`${where}: options.out must not overlap ${name} (it is the accumulator)`);
+        }
+      }
+    }
+  }
+
+  // Small inputs next (they are checked while written), then the big copies.
+  let slopes = 0;
+  if (alibi === true) {
+    slopes = heap.scratch(SLOT.SLOPES, s.heads * 4);
+    const st = ex.pe_alibi_slopes(slopes, s.heads);
+    if (st !== 0) throw ctx.statusError(where, st);
+  } else if (alibi !== false) {
+    slopes = writeSlopes(ctx, where, 'options.alibi', alibi, s.heads);
+  }
+  const qPos = pos.q === null ? 0 : writeInt32s(heap, SLOT.POS, where, pos.qName, pos.q, 0, INT32_MAX).ptr;
+  const kPos = pos.k === null ? 0 : writeInt32s(heap, SLOT.KPOS, where, pos.kName, pos.k, 0, INT32_MAX).ptr;
+
+  const pq = materialize(heap, lq, q, nQ, SLOT.Q);
+  const pk = materialize(heap, lk, k, nK, SLOT.K);
+  const pv = materialize(heap, lv, v, nK, SLOT.V);
+  const outPtr = lo === null ? heap.scratch(SLOT.RESULT, nQ * 4) : 0;
+  const po = lo === null ? null : materialize(heap, lo, o.out, nQ, SLOT.RESULT, false);
+  const weights = returnWeights ? heap.scratch(SLOT.WEIGHTS, nW * 4) : 0;
+
+  const cfg = writeConfig(heap, { ...s, layout, causal, scale, slopes, rope: rope?.ptr, qPos, kPos, seqLen });
+  const sizePtr = heap.scratch(SLOT.OUT, 16);
+  let status = ex.pe_attention_scratch_size(sizePtr, cfg);
+  if (status !== 0) throw ctx.statusError(where, status);
+  const nScratch = heap.dataView.getUint32(sizePtr, true);
+  const expected = rope === null ? 0 : nQ + nK + 2 * (s.qLen + s.kLen) * rope.nFreq;
+  if (nScratch !== expected) {
+    throw new Error(
+      `posenc: the wasm module's pe_attention_config does not match this wrapper (scratch ${nScratch} floats, expected ${expected}); rebuild the wasm and the JS together`,
+    );
+  }
+  const scratch = nScratch > 0 ? heap.scratch(SLOT.WORK, nScratch * 4) : 0;
+
+  status = ex.pe_attention(po === null ? outPtr : po.ptr, weights, pq.ptr, pk.ptr, pv.ptr, scratch, nScratch, cfg);
+  if (status !== 0) {
+    if (status === PE_ERR_POSITION) {
+      const e =
+        (pos.q && int32RangeError(where, pos.qName, pos.q, 0, INT32_MAX)) || (pos.k && int32RangeError(where, pos.kName, pos.k, 0, INT32_MAX));
+      if (e) throw e;
+    }
+    throw ctx.statusError(where, status);
+  }
+  const result = { out: po === null ? copyOut(heap, outPtr, nQ) : po.finish() };
+  if (returnWeights) result.weights = copyOut(heap, weights, nW);
+  return result;
+}
+
+/**
+ * Checks the hard-coded pe_attention_config offsets against the module once per instance: each int field is
+ * set to a value the C core refuses with its own status, and one tiny attention (qLen 1, kLen 2, headDim 1,
+ * v = [1, 3]) shows the causal flag, the positions and the ALiBi pointer at work. Returns null when right,
+ * else the field that disagrees.
+ */
+export function probeAttentionLayout(ctx) {
+  const { heap, exports: ex } = ctx;
+  const base = { batch: 1, heads: 1, kvHeads: 1, qLen: 1, kLen: 2, headDim: 1, layout: 0, causal: false };
+  const sizePtr = () => heap.scratch(SLOT.OUT, 16);
+  const size = (c) => ex.pe_attention_scratch_size(sizePtr(), writeConfig(heap, c));
+  const refusals = [
+    ['batch', { batch: 0 }, 12],
+    ['heads', { heads: 3, kvHeads: 2 }, 14],
+    ['kv_heads', { heads: 2, kvHeads: 3 }, 14],
+    ['q_len', { qLen: 0 }, 12],
+    ['k_len', { kLen: 0 }, 12],
+    ['head_dim', { headDim: 0 }, 12],
+    ['layout', { layout: 7 }, 8],
+    ['scale', { scale: NaN }, 15],
+    ['rope_seq_len', { seqLen: -1 }, 13],
+  ];
+  if (size(base) !== 0) return 'a valid config was refused';
+  for (const [field, change, status] of refusals) if (size({ ...base, ...change }) !== status) return field;
+
+  // q = [1], k = [0, 1], v = [1, 3]: logits scale * [0, 1] (+ ALiBi), out = the weighted mean of 1 and 3
+  const buf = heap.scratch(SLOT.Q, 64);
+  heap.f32.set([1, 0, 1, 1, 3, 0, 0, 0], buf >>> 2); // q @0, k @4, v @12, out @28 (bytes)
+  const qp = buf + 40;
+  const kp = buf + 48;
+  const sl = buf + 56;
+  const run = (c) => {
+    const st = ex.pe_attention(buf + 28, 0, buf, buf + 4, buf + 12, 0, 0, writeConfig(heap, { ...base, ...c }));
+    return st === 0 ? heap.f32[(buf + 28) >>> 2] : NaN;
+  };
+  const near = (a, e) => Math.abs(a - e) < 1e-5;
+  const mean = (w0, w1) => (w0 * 1 + w1 * 3) / (w0 + w1);
+  if (!near(run({}), mean(1, Math.E))) return 'no mask';
+  heap.i32[qp >>> 2] = 0;
+  if (!near(run({ causal: true, qPos: qp }), 1)) return 'causal/q_positions';
+  heap.i32.set([5, 0], kp >>> 2);
+  if (!near(run({ causal: true, qPos: qp, kPos: kp }), 3)) return 'k_positions';
+  heap.f32[sl >>> 2] = Math.log(3); // default positions: query at 1; bias -ln3 on key 0, 0 on key 1
+  if (!near(run({ slopes: sl }), mean(1 / 3, Math.E))) return 'alibi_slopes';
+  if (!near(run({ scale: Math.log(3) }), mean(1, 3))) return 'scale';
+  return null;
+}

@@ -1,0 +1,198 @@
+// learned.js — learned absolute position embeddings (GPT-2, Radford et al. 2019; OPT, Zhang et al. 2022):
+// pe.learned(table, { maxLen, dModel, offset }) wraps a trained (maxLen + offset, dModel) table, over
+// c/src/learned.c. Position p reads row p + offset.
+//
+// OPT keeps offset 2: its embedding has num_embeddings + 2 rows, and positions come from the attention mask,
+// (cumsum(mask) * mask - 1)[:, past:], so a padded token has position -1 and reads row 1. Positions are
+// therefore accepted in [-offset, maxLen - 1]: exactly the rows of the table, no more. A position >= maxLen
+// throws a RangeError naming maxLen; nothing outside the table is ever read (the C core checks every row
+// before it writes anything, and so does this wrapper for plain arrays).
+//
+// The table is copied into wasm memory once, when the object is made (or used in place, zero-copy, when it is
+// a pe.tensor: then it must stay alive as long as this object).
+
+import { checkInt, checkOptions, typeError, INT32_MAX } from './errors.js';
+import {
+  SLOT,
+  MAX_TENSOR_LENGTH,
+  copyOut,
+  placeFloat32,
+  tensorRecord,
+  float32Length,
+  locateFloat32,
+  writeInt32s,
+  int32RangeError,
+} from './memory.js';
+
+const learnedState = new WeakMap(); // Learned -> private state
+
+function state(obj, where) {
+  const st = learnedState.get(obj);
+  if (st === undefined) throw new TypeError(`${where}: called on something that is not a pe.learned table`);
+  if (st.freed) throw new Error(`${where}: this learned table was freed`);
+  return st;
+}
+
+/** Pointer to the table: the own copy, or the tensor's memory (checked to be alive on every call). */
+function tablePtr(st, where) {
+  if (st.tensor === null) return st.ptr;
+  const rec = tensorRecord(st.ctx.heap, st.tensor, where, 'the table tensor');
+  return rec.ptr;
+}
+
+function bound(st) {
+  return `an integer in [${-st.offset}, ${st.maxLen - 1}] (positions < maxLen = ${st.maxLen}${st.offset ? `, >= -offset = ${-st.offset}` : ''})`;
+}
+
+function writePositions(st, where, name, positions) {
+  return writeInt32s(st.ctx.heap, SLOT.POS, where, name, positions, -st.offset, st.maxLen - 1, bound(st));
+}
+
+function failed(st, where, name, positions, status) {
+  const e = int32RangeError(where, name, positions, -st.offset, st.maxLen - 1, bound(st));
+  return e ?? st.ctx.statusError(where, status);
+}
+
+class Learned {
+  /** Positions per table (rows minus offset). */
+  get maxLen() {
+    return learnedState.get(this).maxLen;
+  }
+  get dModel() {
+    return learnedState.get(this).dModel;
+  }
+  /** Rows in front of position 0 (OPT: 2). */
+  get offset() {
+    return learnedState.get(this).offset;
+  }
+  get freed() {
+    return learnedState.get(this).freed;
+  }
+
+  /** (positions.length, dModel): row positions[i] + offset of the table for each position. */
+  lookup(positions) {
+    const where = 'learned.lookup';
+    const st = state(this, where);
+    const { heap, exports: ex } = st.ctx;
+    const table = tablePtr(st, where);
+    const pos = writePositions(st, where, 'positions', positions);
+    const total = pos.n * st.dModel;
+    if (total > MAX_TENSOR_LENGTH) {
+      throw new RangeError(`${where}: positions.length * dModel must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
+    }
+    if (pos.n === 0) return new Float32Array(0);
+    const out = heap.scratch(SLOT.RESULT, total * 4);
+    const status = ex.pe_learned_lookup(out, table, pos.ptr, pos.n, st.dModel, st.nRows, st.offset);
+    if (status !== 0) throw failed(st, where, 'positions', positions, status);
+    return copyOut(heap, out, total);
+  }
+
+  /**
+   * x[b, s, :] += table[position(b, s) + offset, :] in place; returns x. x is (batch, seq, dModel); positions
+   * has length seq (shared by the batch) or batch * seq (one row per sequence); default 0 .. seq - 1.
+   */
+  add(x, options) {
+    const where = 'learned.add';
+    const st = state(this, where);
+    const { heap, exports: ex } = st.ctx;
+    const o = checkOptions(where, 'options', options);
+    const shape = o.shape;
+    const sb = 'options.shape must be [batch, seq, dModel] of integers >= 1';
+    if (shape === undefined || shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {
+      throw typeError(where, sb, shape);
+    }
+    if (shape.length !== 3) throw new RangeError(`${where}: ${sb}, got length ${shape.length}`);
+    const B = checkInt(where, 'options.shape[0] (batch)', shape[0], 1, INT32_MAX);
+    const S = checkInt(where, 'options.shape[1] (seq)', shape[1], 1, INT32_MAX);
+    const D = checkInt(where, 'options.shape[2] (dModel)', shape[2], 1, INT32_MAX);
+    if (D !== st.dModel) {
+      throw new RangeError(`${where}: options.shape[2] (dModel) must equal this table's dModel ${st.dModel}, got ${D}`);
+    }
+    const total = B * S * D;
+    if (total > MAX_TENSOR_LENGTH) {
+      throw new RangeError(`${where}: options.shape must hold at most ${MAX_TENSOR_LENGTH} elements, got ${total}`);
+    }
+    const hasPositions = o.positions !== undefined && o.positions !== null;
+    if (!hasPositions && S > st.maxLen) {
+      throw new RangeError(
+        `${where}: options.shape[1] (seq) must be at most maxLen (${st.maxLen}) with the default positions 0 .. seq - 1, got ${S}`,
+      );
+    }
+    const table = tablePtr(st, where);
+    const placed = placeFloat32(heap, x, total, where, 'x');
+    let posPtr = 0;
+    let perBatch = 0;
+    if (hasPositions) {
+      const pos = writePositions(st, where, 'options.positions', o.positions);
+      if (pos.n !== S && pos.n !== B * S) {
+        throw new RangeError(`${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${pos.n}`);
+      }
+      posPtr = pos.ptr;
+      perBatch = pos.n !== S ? 1 : 0;
+    }
+    const status = ex.pe_learned_add(placed.ptr, table, posPtr, B, S, D, st.nRows, st.offset, perBatch);
+    if (status !== 0) throw hasPositions ? failed(st, where, 'options.positions', o.positions, status) : st.ctx.statusError(where, status);
+    return placed.finish();
+  }
+
+  /** Releases the wasm copy of the table (not a pe.tensor the table came from); calling it again does nothing. */
+  free() {
+    const st = learnedState.get(this);
+    if (st && !st.freed) {
+      if (st.tensor === null) st.ctx.heap.free(st.ptr);
+      st.ptr = 0;
+      st.tensor = null;
+      st.freed = true;
+    }
+  }
+}
+if (typeof Symbol.dispose === 'symbol') Learned.prototype[Symbol.dispose] = Learned.prototype.free;
+
+/** pe.learned(table, { maxLen, dModel, offset }) */
+export function learned(ctx, table, options) {
+  const where = 'learned';
+  const { heap } = ctx;
+  const o = checkOptions(where, 'options', options);
+  if (options === undefined || options === null) {
+    throw typeError(where, 'options must be an object such as { dModel: 768 } (dModel is required)', options);
+  }
+  const dModel = o.dModel;
+  if (dModel === undefined) throw typeError(where, `options.dModel must be an integer in [1, ${INT32_MAX}]`, dModel);
+  checkInt(where, 'options.dModel', dModel, 1, INT32_MAX);
+  const offset = checkInt(where, 'options.offset', o.offset ?? 0, 0, INT32_MAX);
+  const length = float32Length(heap, table, where, 'table');
+  if (length === 0 || length % dModel !== 0) {
+    throw new RangeError(`${where}: table.length must be a positive multiple of dModel (${dModel}): (maxLen + offset) rows, got ${length}`);
+  }
+  const nRows = length / dModel;
+  let maxLen;
+  if (o.maxLen === undefined || o.maxLen === null) {
+    maxLen = nRows - offset;
+    if (maxLen < 1) {
+      throw new RangeError(`${where}: the table has ${nRows} rows, which leaves no position after options.offset (${offset}) rows`);
+    }
+  } else {
+    maxLen = checkInt(where, 'options.maxLen', o.maxLen, 1, INT32_MAX);
+    if (maxLen + offset !== nRows) {
+      throw new RangeError(
+        `${where}: table.length must be (maxLen + offset) * dModel = (${maxLen} + ${offset}) * ${dModel} = ${(maxLen + offset) * dModel}, got ${length}`,
+      );
+    }
+  }
+  if (nRows > INT32_MAX) throw new RangeError(`${where}: the table must have at most ${INT32_MAX} rows, got ${nRows}`);
+
+  const st = { ctx, ptr: 0, tensor: null, nRows, maxLen, dModel, offset, freed: false };
+  const loc = locateFloat32(heap, table, length, where, 'table');
+  if (loc.kind === 'tensor') {
+    st.tensor = table; // zero-copy
+  } else {
+    // Our own copy. A view of wasm memory is located (above) before malloc may detach it.
+    const own = heap.malloc(length * 4);
+    if (loc.kind === 'view') heap.u8.copyWithin(own, loc.ptr, loc.ptr + length * 4);
+    else heap.f32.set(table, own >>> 2);
+    st.ptr = own;
+  }
+  const obj = new Learned();
+  learnedState.set(obj, st);
+  return obj;
+}

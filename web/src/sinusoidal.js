@@ -1,0 +1,161 @@
+// sinusoidal.js — fixed sinusoidal position encodings (Vaswani et al. 2017, "Attention Is All You Need", 3.5):
+// pe.sinusoidal(seqLen, dModel, options) builds the (seqLen, dModel) table and pe.sinusoidal.add(x, options)
+// adds it in place to (batch, seq, dModel) embeddings, over c/src/sinusoidal.c.
+//
+//   PE(p, 2i) = sin(p / base^(2i/d)),  PE(p, 2i+1) = cos(p / base^(2i/d))         (pairing 'interleaved')
+//   [sin a0 .. sin a(h-1) | cos a0 .. cos a(d-h-1)], h = ceil(d/2)                 (pairing 'half': Marian)
+//   variant 'tensor2tensor': sin | cos halves with frequencies exp(-i ln(base) / (d/2 - 1)) (fairseq, FSMT)
+//
+// Angles are formed in double and rounded to float32 once, so position 10^6 is as exact as position 10.
+
+import { checkInt, checkNumber, checkEnum, checkOptions, typeError, INT32_MAX } from './errors.js';
+import { SLOT, MAX_TENSOR_LENGTH, copyOut, placeFloat32, writeInt32s, int32RangeError } from './memory.js';
+
+export const SINUSOIDAL_PAIRINGS = Object.freeze(['interleaved', 'half']);
+export const SINUSOIDAL_VARIANTS = Object.freeze(['paper', 'tensor2tensor']);
+
+// pe_sinusoidal_variant
+const VARIANT_INTERLEAVED = 0;
+const VARIANT_HALF = 1;
+const VARIANT_TENSOR2TENSOR = 2;
+
+// pe_sinusoidal_config on wasm32 (C layout rules: double aligned to 8, int32 to 4). posenc.h has no ABI
+// helper for this struct (unlike pe_rope_config), so the offsets are written here and checked once per
+// instance by probeSinusoidalLayout() against values the C core computes from them.
+const CFG = Object.freeze({ base: 0, offset: 8, variant: 12, use_padding_idx: 16, padding_idx: 20, size: 24 });
+
+/** Validates the options shared by the table and add forms. */
+function resolveOptions(where, o, dModel) {
+  const base = o.base ?? 10000;
+  checkNumber(where, 'options.base', base, { positive: true });
+  const variant = checkEnum(where, 'options.variant', o.variant ?? 'paper', SINUSOIDAL_VARIANTS);
+  const t2t = variant === 'tensor2tensor';
+  const pairing = checkEnum(where, 'options.pairing', o.pairing ?? (t2t ? 'half' : 'interleaved'), SINUSOIDAL_PAIRINGS);
+  if (t2t && pairing !== 'half') {
+    throw new RangeError(`${where}: options.pairing must be 'half' with options.variant 'tensor2tensor' (sin | cos halves), got '${pairing}'`);
+  }
+  if (t2t && dModel < 4) {
+    throw new RangeError(`${where}: dModel must be an integer >= 4 with options.variant 'tensor2tensor' (it divides by dModel/2 - 1), got ${dModel}`);
+  }
+  let paddingIdx = o.paddingIdx;
+  if (paddingIdx !== undefined && paddingIdx !== null) checkInt(where, 'options.paddingIdx', paddingIdx, 0, INT32_MAX);
+  else paddingIdx = null;
+  const code = t2t ? VARIANT_TENSOR2TENSOR : pairing === 'half' ? VARIANT_HALF : VARIANT_INTERLEAVED;
+  return { base, code, paddingIdx };
+}
+
+function writeConfig(heap, r, offset) {
+  const cfg = heap.scratch(SLOT.CONFIG, CFG.size);
+  heap.u8.fill(0, cfg, cfg + CFG.size);
+  const dv = heap.dataView;
+  dv.setFloat64(cfg + CFG.base, r.base, true);
+  dv.setInt32(cfg + CFG.offset, offset, true);
+  dv.setInt32(cfg + CFG.variant, r.code, true);
+  dv.setInt32(cfg + CFG.use_padding_idx, r.paddingIdx === null ? 0 : 1, true);
+  dv.setInt32(cfg + CFG.padding_idx, r.paddingIdx ?? 0, true);
+  return cfg;
+}
+
+/** pe.sinusoidal(seqLen, dModel, options) -> Float32Array(seqLen * dModel); row r is position offset + r. */
+export function sinusoidal(ctx, seqLen, dModel, options) {
+  const where = 'sinusoidal';
+  checkInt(where, 'seqLen', seqLen, 1, INT32_MAX);
+  checkInt(where, 'dModel', dModel, 1, INT32_MAX);
+  const o = checkOptions(where, 'options', options);
+  const r = resolveOptions(where, o, dModel);
+  const offset = checkInt(where, 'options.offset', o.offset ?? 0, 0, INT32_MAX);
+  if (offset + seqLen - 1 > INT32_MAX) {
+    throw new RangeError(`${where}: options.offset + seqLen - 1 (the last position) must be at most ${INT32_MAX}, got ${offset + seqLen - 1}`);
+  }
+  const total = seqLen * dModel;
+  if (total > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${where}: seqLen * dModel must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
+  }
+  const { heap, exports: ex } = ctx;
+  const cfg = writeConfig(heap, r, offset);
+  const ptr = heap.scratch(SLOT.RESULT, total * 4);
+  const status = ex.pe_sinusoidal_table(ptr, seqLen, dModel, cfg);
+  if (status !== 0) throw ctx.statusError(where, status);
+  return copyOut(heap, ptr, total);
+}
+
+/**
+ * pe.sinusoidal.add(x, { shape: [batch, seq, dModel], positions, offset, ...table options }): x[b, s, :] +=
+ * PE(position of (b, s)) in place; returns x. positions: length seq (shared) or batch * seq (one row per
+ * sequence); default offset + s. offset and positions are exclusive.
+ */
+export function sinusoidalAdd(ctx, x, options) {
+  const where = 'sinusoidal.add';
+  const o = checkOptions(where, 'options', options);
+  const shape = o.shape;
+  const bound = 'options.shape must be [batch, seq, dModel] of integers >= 1';
+  if (shape === undefined || shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {
+    throw typeError(where, bound, shape);
+  }
+  if (shape.length !== 3) throw new RangeError(`${where}: ${bound}, got length ${shape.length}`);
+  const B = checkInt(where, 'options.shape[0] (batch)', shape[0], 1, INT32_MAX);
+  const S = checkInt(where, 'options.shape[1] (seq)', shape[1], 1, INT32_MAX);
+  const D = checkInt(where, 'options.shape[2] (dModel)', shape[2], 1, INT32_MAX);
+  const total = B * S * D;
+  if (total > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${where}: options.shape must hold at most ${MAX_TENSOR_LENGTH} elements, got ${total}`);
+  }
+  const r = resolveOptions(where, o, D);
+  const hasPositions = o.positions !== undefined && o.positions !== null;
+  let offset = 0;
+  if (o.offset !== undefined && o.offset !== null) {
+    if (hasPositions) {
+      throw new TypeError(`${where}: give options.offset (positions offset + s) or options.positions, not both`);
+    }
+    offset = checkInt(where, 'options.offset', o.offset, 0, INT32_MAX);
+    if (offset + S - 1 > INT32_MAX) {
+      throw new RangeError(`${where}: options.offset + seq - 1 (the last position) must be at most ${INT32_MAX}, got ${offset + S - 1}`);
+    }
+  }
+  const { heap, exports: ex } = ctx;
+  // x first: a view of wasm memory must be located before any scratch allocation can detach it.
+  const placed = placeFloat32(heap, x, total, where, 'x');
+  let posPtr = 0;
+  let perBatch = 0;
+  if (hasPositions) {
+    const pos = writeInt32s(heap, SLOT.POS, where, 'options.positions', o.positions, 0, INT32_MAX);
+    if (pos.n !== S && pos.n !== B * S) {
+      throw new RangeError(`${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${pos.n}`);
+    }
+    posPtr = pos.ptr;
+    perBatch = pos.n !== S ? 1 : 0;
+  }
+  const cfg = writeConfig(heap, r, offset);
+  const status = ex.pe_sinusoidal_add(placed.ptr, posPtr, B, S, D, perBatch, cfg);
+  if (status !== 0) {
+    if (hasPositions) {
+      const e = int32RangeError(where, 'options.positions', o.positions, 0, INT32_MAX);
+      if (e) throw e;
+    }
+    throw ctx.statusError(where, status);
+  }
+  return placed.finish();
+}
+
+/**
+ * Checks the hard-coded pe_sinusoidal_config offsets against the module once: a table computed with a given
+ * base, offset, variant and padding row must show each of them. Returns null when right, else a description.
+ */
+export function probeSinusoidalLayout(ctx) {
+  const { heap, exports: ex } = ctx;
+  const row = (r, offset) => {
+    const cfg = writeConfig(heap, r, offset);
+    const ptr = heap.scratch(SLOT.RESULT, 16);
+    const st = ex.pe_sinusoidal_table(ptr, 1, 4, cfg);
+    return st === 0 ? copyOut(heap, ptr, 4) : null;
+  };
+  const near = (a, b) => Math.abs(a - b) < 1e-6;
+  // base 100, offset 3: interleaved [sin 3, cos 3, sin 0.3, cos 0.3]; half [sin 3, sin 0.3, cos 3, cos 0.3]
+  const a = row({ base: 100, code: VARIANT_INTERLEAVED, paddingIdx: null }, 3);
+  if (!a || !near(a[0], Math.sin(3)) || !near(a[1], Math.cos(3)) || !near(a[2], Math.sin(0.3))) return 'base/offset';
+  const h = row({ base: 100, code: VARIANT_HALF, paddingIdx: null }, 3);
+  if (!h || !near(h[1], Math.sin(0.3)) || !near(h[2], Math.cos(3))) return 'variant';
+  const z = row({ base: 100, code: VARIANT_INTERLEAVED, paddingIdx: 3 }, 3);
+  if (!z || z.some((v) => v !== 0)) return 'use_padding_idx/padding_idx';
+  return null;
+}
