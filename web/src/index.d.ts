@@ -198,36 +198,202 @@ export interface Posenc {
   /** A float32 array in wasm memory: zero-filled of the given length, or a copy of a Float32Array. */
   tensor(lengthOrArray: number | Float32Array): Tensor;
 
-  // ---------------------------------------------------------------------------------------------------
-  // Declared by the DESIGN.md contract and implemented by the encodings / attention work. Until their
-  // implementation lands in web/src, these members are absent at run time.
-  // ---------------------------------------------------------------------------------------------------
+  /**
+   * ALiBi slopes for any head count ≥ 1 (Press et al. 2022, BLOOM's build_alibi_tensor schedule): 2^(-8(h+1)/n)
+   * for n a power of two; otherwise the n0 = largest-power-of-two slopes, then the odd-indexed slopes of the
+   * 2·n0 set (the paper's interleaving). Computed in double, rounded once.
+   */
+  alibiSlopes(nHeads: number): Float32Array;
+  /**
+   * (nHeads, qLen, kLen): bias[h, i, j] = slope[h] · (j − (kLen − qLen + i)); query i sits at key position
+   * kLen − qLen + i (decoding against a cache of kLen − qLen keys). causal: −Infinity where j > kLen − qLen + i
+   * (with qLen > kLen the first rows are fully masked). Not causal: the same signed distance (softmax-equivalent
+   * to BLOOM's per-key slope · j), not |j − i|.
+   */
+  alibiBias(nHeads: number, qLen: number, kLen: number, options?: AlibiBiasOptions): Float32Array;
+  /**
+   * BLOOM's padded-batch form, as build_alibi_tensor(attention_mask, num_heads): shape [batch · nHeads, 1, seq],
+   * row b · nHeads + h = slope[h] · ((cumsum(mask[b]) − 1) · mask[b]) — a per-key position that skips padding;
+   * padded keys get 0 (mask them separately). attentionMask: rows [batch][seq] of 0/1 (or booleans), or flat
+   * data with options.shape [batch, seq] (default [1, length]).
+   */
+  alibiBiasFromMask(
+    nHeads: number,
+    attentionMask: ArrayLike<ArrayLike<number | boolean>> | ArrayLike<number | boolean>,
+    options?: AlibiMaskOptions,
+  ): Float32Array;
+  /**
+   * Absolute sinusoidal encodings (Vaswani et al. 2017, 3.5). Called: the (seqLen, dModel) table, row r at
+   * position offset + r. `.add(x, options)`: adds them in place to (batch, seq, dModel) embeddings.
+   */
+  readonly sinusoidal: Sinusoidal;
+  /**
+   * A learned absolute position table (GPT-2, OPT): `table` is (maxLen + offset, dModel) row-major; position p
+   * reads row p + offset. The table is copied into wasm memory once (a Tensor is used in place instead).
+   */
+  learned(table: FloatInput, options: LearnedOptions): Learned;
+  /**
+   * Fused attention, out = softmax(scale · Q Kᵀ + bias) · V, with the online softmax (no qLen × kLen matrix
+   * unless returnWeights), RoPE and ALiBi folded in, causal masking and grouped-query / multi-query attention.
+   * q and out: (batch, qLen, heads, headDim) for 'bshd' or (batch, heads, qLen, headDim) for 'bhsd'; k and v
+   * the same with kLen and kvHeads. q, k and v are not modified.
+   *
+   * Positions: key j at j and query i at kLen − qLen + i unless options.positions says otherwise. They decide
+   * the causal mask (key j visible to query i iff kpos[j] ≤ qpos[i]), the ALiBi bias slope[h] · (kpos[j] −
+   * qpos[i]) and the RoPE angles. A fully masked query row (causal with qLen > kLen or with explicit positions)
+   * gives an all-zero output row and an all-zero weights row. Logits of any finite size (±1e4) stay finite.
+   */
+  attention(q: FloatInput, k: FloatInput, v: FloatInput, options: AttentionOptions & { out?: null }): AttentionResult<Float32Array>;
+  /** The same, writing into options.out (e.g. a Tensor: zero-copy). */
+  attention<O extends FloatInput>(q: FloatInput, k: FloatInput, v: FloatInput, options: AttentionOptions & { out: O }): AttentionResult<O>;
+}
 
-  /** ALiBi slopes for any head count (Press et al. 2022; BLOOM's schedule). */
-  alibiSlopes?(nHeads: number): Float32Array;
-  /** (nHeads, qLen, kLen): slope * (j - i). */
-  alibiBias?(nHeads: number, qLen: number, kLen: number, options?: { causal?: boolean }): Float32Array;
-  /** (seqLen, dModel) absolute sinusoidal table; 'interleaved' (paper) or 'half' (Marian). */
-  sinusoidal?(seqLen: number, dModel: number, options?: { base?: number; offset?: number; pairing?: Pairing }): Float32Array;
-  /** Learned absolute position table; add() throws RangeError past maxLen. */
-  learned?(
-    table: Float32Array,
-    options: { maxLen: number; dModel: number; offset?: number },
-  ): { add<T extends FloatInput>(x: T, options: { shape: readonly [number, number, number]; positions?: Positions }): T };
-  /** Attention with RoPE / ALiBi folded in. */
-  attention?(
-    q: FloatInput,
-    k: FloatInput,
-    v: FloatInput,
-    options: {
-      shape: { batch: number; heads: number; kvHeads?: number; qLen: number; kLen: number; headDim: number };
-      layout?: Layout;
-      causal?: boolean;
-      rope?: Rope;
-      positions?: Positions;
-      alibi?: boolean | Float32Array;
-      scale?: number;
-      returnWeights?: boolean;
-    },
-  ): { out: Float32Array; weights?: Float32Array };
+export interface AlibiBiasOptions {
+  /** Default false. */
+  causal?: boolean;
+  /** nHeads finite slopes; default pe.alibiSlopes(nHeads). */
+  slopes?: Float32Array | ArrayLike<number>;
+}
+
+export interface AlibiMaskOptions {
+  /** [batch, seq] for flat attentionMask data; not allowed with nested rows. */
+  shape?: readonly [number, number] | ArrayLike<number>;
+  /** nHeads finite slopes; default pe.alibiSlopes(nHeads). */
+  slopes?: Float32Array | ArrayLike<number>;
+}
+
+/**
+ * Where sin and cos go: 'interleaved' (the paper, XLM, DistilBERT: sin on even, cos on odd columns) or 'half'
+ * (Marian: [sin a0 .. sin a(h−1) | cos a0 .. ], h = ceil(dModel / 2)).
+ */
+export type SinusoidalPairing = 'interleaved' | 'half';
+
+export interface SinusoidalOptions {
+  /** Default 10000; finite, > 0. */
+  base?: number;
+  /** Default 'interleaved' ('half' with variant 'tensor2tensor', which allows only 'half'). */
+  pairing?: SinusoidalPairing;
+  /**
+   * Frequencies. 'paper' (default): angle p / base^(2i/dModel) for column pair i. 'tensor2tensor' (fairseq, HF
+   * FSMT): angle p · exp(−i · ln(base) / (floor(dModel/2) − 1)), sin | cos halves, a zero last column for odd
+   * dModel; needs dModel ≥ 4.
+   * Odd dModel otherwise follows each reference: 'interleaved' ends with a sin column, 'half' puts ceil(d/2)
+   * sin columns before floor(d/2) cos columns.
+   */
+  variant?: 'paper' | 'tensor2tensor';
+  /** FSMT's padding_idx: the row of this position is all zeros. Default none. */
+  paddingIdx?: number | null;
+}
+
+export interface SinusoidalTableOptions extends SinusoidalOptions {
+  /** Position of row 0; default 0. offset + seqLen − 1 must fit in int32. */
+  offset?: number;
+}
+
+export interface SinusoidalAddOptions extends SinusoidalOptions {
+  /** [batch, seq, dModel]. */
+  shape: readonly [number, number, number] | ArrayLike<number>;
+  /**
+   * Length seq (shared by the batch) or batch · seq (one row per sequence: left padding, packing); integers
+   * ≥ 0. Default offset + s. Not together with offset.
+   */
+  positions?: Positions;
+  /** Position of sequence index 0 when positions is not given; default 0. */
+  offset?: number;
+}
+
+export interface Sinusoidal {
+  /** The (seqLen, dModel) table, row r at position offset + r. Angles in double, one rounding to float32. */
+  (seqLen: number, dModel: number, options?: SinusoidalTableOptions): Float32Array;
+  /** x[b, s, :] += PE(position of (b, s)), in place; returns x. */
+  add<T extends FloatInput>(x: T, options: SinusoidalAddOptions): T;
+}
+
+export interface LearnedOptions {
+  /** Required: the embedding width. */
+  dModel: number;
+  /** Positions per table; default table rows − offset. Given: the table must have (maxLen + offset) rows. */
+  maxLen?: number;
+  /** Rows in front of position 0 (OPT: 2, so its padding position −1 reads row 1); default 0. */
+  offset?: number;
+}
+
+export interface LearnedAddOptions {
+  /** [batch, seq, dModel]; dModel must be the table's. */
+  shape: readonly [number, number, number] | ArrayLike<number>;
+  /** Length seq (shared) or batch · seq (one row per sequence); default 0 .. seq − 1 (then seq ≤ maxLen). */
+  positions?: LearnedPositions;
+}
+
+/**
+ * Positions of a learned table: integers in [−offset, maxLen − 1]. A position ≥ maxLen throws a RangeError
+ * naming maxLen; negative positions are the offset rows (OPT: −1 = padding, row 1), anything below −offset
+ * throws. Nothing outside the table is ever read. (OPT derives them from the attention mask as
+ * (cumsum(mask) · mask − 1)[:, pastLength:].)
+ */
+export type LearnedPositions = Int32Array | ArrayLike<number>;
+
+export interface Learned {
+  readonly maxLen: number;
+  readonly dModel: number;
+  readonly offset: number;
+  readonly freed: boolean;
+  /** (positions.length, dModel): the table rows of the positions. */
+  lookup(positions: LearnedPositions): Float32Array;
+  /** x[b, s, :] += table[position(b, s) + offset, :], in place; returns x. */
+  add<T extends FloatInput>(x: T, options: LearnedAddOptions): T;
+  /** Releases the wasm copy of the table (a Tensor table stays yours); calling it again does nothing. */
+  free(): void;
+}
+
+export interface AttentionShape {
+  /** Default 1. */
+  batch?: number;
+  /** Query heads. */
+  heads: number;
+  /** Key/value heads; must divide heads (grouped-query; 1 = multi-query). Default heads. */
+  kvHeads?: number;
+  qLen: number;
+  /** Default qLen. */
+  kLen?: number;
+  /** Any size ≥ 1; with a rope, the rope's headDim. */
+  headDim: number;
+}
+
+/**
+ * Positions for attention, shared by the batch, integers ≥ 0: an array of the kLen key positions (queries take
+ * the last qLen of them; needs qLen ≤ kLen), or { q, k } with q of length qLen and k of length kLen, either
+ * optional (default: key j at j, query i at kLen − qLen + i).
+ */
+export type AttentionPositions = Positions | { q?: Positions | null; k?: Positions | null };
+
+export interface AttentionOptions {
+  shape: AttentionShape;
+  /** Memory order of q, k, v and out; default 'bshd'. */
+  layout?: Layout;
+  /** Key j visible to query i iff kpos[j] ≤ qpos[i]. Default false. */
+  causal?: boolean;
+  /** RoPE of q and k (on copies) at their positions; its headDim must be shape.headDim. */
+  rope?: Rope | null;
+  positions?: AttentionPositions | null;
+  /** true: pe.alibiSlopes(heads); or heads finite slopes. Adds slope[h] · (kpos[j] − qpos[i]). Default none. */
+  alibi?: boolean | Float32Array | ArrayLike<number>;
+  /** Default 1/sqrt(headDim). Finite and not 0 in float32 (0 means the default to the C core). */
+  scale?: number;
+  /** Also return the (batch, heads, qLen, kLen) softmax weights (whatever the layout). Default false. */
+  returnWeights?: boolean;
+  /** Where to write the output (e.g. a Tensor, zero-copy); must not overlap q, k or v. Default a new array. */
+  out?: FloatInput | null;
+  /** The rope's "current sequence length" (dynamic, longrope). Default max(all q and k positions) + 1. */
+  seqLen?: number;
+}
+
+export interface AttentionResult<O extends FloatInput = Float32Array> {
+  /**
+   * Same shape and layout as q: a new Float32Array, or options.out itself when given (for a Float32Array
+   * viewing wasm memory that the call detached by growing the memory: a fresh view of the same elements).
+   */
+  out: O;
+  /** (batch, heads, qLen, kLen) rows summing to 1 (0 for fully masked rows); only with returnWeights. */
+  weights?: Float32Array;
 }
