@@ -10,25 +10,19 @@
  * Numerics: the frequency and the angle are formed in double exactly as the references' float64 numpy/torch
  * code does (p / base^(2i/d), division included), sin and cos in double, then one rounding to float32. So
  * a large position (1e6) is as exact as a small one; a float32 angle would be off by ~p·2^-24 rad.
+ * sin and cos are not libm calls per element: the angle is reduced in double (k = nearest(x·2/π),
+ * r = x − k·π/2 with π/2 in three parts, Cody & Waite 1980, exact for every angle below 2^31, the same
+ * constants as rope.c) and fdlibm's __kernel_sin / __kernel_cos polynomials (Sun 1993, < 1 ulp of double on
+ * |r| ≤ π/4) give sin r and cos r; the quadrant k mod 4 picks and signs them. That is within an ulp or two
+ * of double of libm's sin/cos, so after the rounding to float32 it matches the float64 references (the
+ * golden tests check 0 ulps), and it vectorises: f64x2 lanes run the same operations as the scalar code.
  */
 #include "posenc.h"
 #include "simd.h"
 
 #include <math.h>
 #include <stddef.h>
-
-/* Columns are produced in chunks: per chunk the per-column frequency (a double) and kind are computed once,
- * then reused for every row, so pow/exp are not evaluated per element. The chunk lives on the stack. */
-#define PE__SIN_CHUNK 256
-
-enum { PE__COL_SIN = 0, PE__COL_COS = 1, PE__COL_ZERO = 2 };
-
-typedef struct pe__sin_cols {
-    int32_t n;                    /* columns in this chunk */
-    int32_t divide;               /* 1: angle = p / f[c] (paper, Marian); 0: angle = p * f[c] (tensor2tensor) */
-    double f[PE__SIN_CHUNK];      /* base^(2i/d) (divide) or exp(-i ln(base)/(n-1)) */
-    unsigned char kind[PE__SIN_CHUNK];
-} pe__sin_cols;
+#include <string.h>
 
 typedef struct pe__sin_resolved {
     double base;
@@ -55,44 +49,189 @@ static pe_status pe__sin_resolve(pe__sin_resolved *r, int32_t d_model, const pe_
     return PE_OK;
 }
 
-/* Frequencies and kinds of columns [j0, j0 + n). */
-static void pe__sin_cols_init(pe__sin_cols *c, const pe__sin_resolved *r, int32_t d, int32_t j0, int32_t n) {
-    c->n = n;
-    c->divide = r->variant != PE_SINUSOIDAL_TENSOR2TENSOR;
-    const int32_t h_half = (d + 1) / 2;  /* Marian: sin columns [0, ceil(d/2)) */
-    const int32_t n_t2t = d / 2;         /* tensor2tensor: sin [0, n), cos [n, 2n), zero column if d odd */
-    const double t2t_step = r->variant == PE_SINUSOIDAL_TENSOR2TENSOR ? log(r->base) / (double)(n_t2t - 1) : 0.0;
-    for (int32_t c_i = 0; c_i < n; c_i++) {
-        const int32_t j = j0 + c_i;
-        int32_t i, kind;
-        switch (r->variant) {
-        case PE_SINUSOIDAL_INTERLEAVED: i = j / 2; kind = (j & 1) ? PE__COL_COS : PE__COL_SIN; break;
-        case PE_SINUSOIDAL_HALF:
-            if (j < h_half) { i = j; kind = PE__COL_SIN; } else { i = j - h_half; kind = PE__COL_COS; }
-            break;
-        default: /* tensor2tensor */
-            if (j < n_t2t) { i = j; kind = PE__COL_SIN; }
-            else if (j < 2 * n_t2t) { i = j - n_t2t; kind = PE__COL_COS; }
-            else { i = 0; kind = PE__COL_ZERO; }
-            break;
-        }
-        c->kind[c_i] = (unsigned char)kind;
-        /* numpy: np.power(10000, 2 * (j // 2) / dim) with a float64 exponent; torch (FSMT): exp(i * -step). */
-        c->f[c_i] = c->divide ? pow(r->base, (double)(2 * i) / (double)d) : exp((double)i * -t2t_step);
+/* ---- sin and cos in double without libm ------------------------------------------------------- */
+static const double PE__S_TWO_OVER_PI = 0x1.45f306dc9c883p-1;
+static const double PE__S_PIO2_1 = 0x1.921fb00000000p+0;  /* 22 bits: k * PIO2_1 exact for k < 2^31 */
+static const double PE__S_PIO2_2 = 0x1.5110b00000000p-22; /* next 22 bits */
+static const double PE__S_PIO2_3 = 0x1.18469898cc517p-44; /* the rest */
+static const double PE__S_ROUND = 0x1.8p52;               /* (x + M) - M rounds to nearest for |x| < 2^51 */
+/* fdlibm k_sin.c / k_cos.c */
+#define PE__KS1 (-1.66666666666666324348e-01)
+#define PE__KS2 8.33333333332248946124e-03
+#define PE__KS3 (-1.98412698298579493134e-04)
+#define PE__KS4 2.75573137070700676789e-06
+#define PE__KS5 (-2.50507602534068634195e-08)
+#define PE__KS6 1.58969099521155010221e-10
+#define PE__KC1 4.16666666666666019037e-02
+#define PE__KC2 (-1.38888888888741095749e-03)
+#define PE__KC3 2.48015872894767294178e-05
+#define PE__KC4 (-2.75573143513906633035e-07)
+#define PE__KC5 2.08757232129817482790e-09
+#define PE__KC6 (-1.13596475577881948265e-11)
+
+/* sin and cos of x, 0 <= x < 2^31 (positions are int32 and every frequency is <= 1). */
+static inline void pe__sincos_d(double x, double *out_sin, double *out_cos) {
+    const double k = (x * PE__S_TWO_OVER_PI + PE__S_ROUND) - PE__S_ROUND;
+    const double r = ((x - k * PE__S_PIO2_1) - k * PE__S_PIO2_2) - k * PE__S_PIO2_3;
+    const double z = r * r;
+    const double ps = PE__KS2 + z * (PE__KS3 + z * (PE__KS4 + z * (PE__KS5 + z * PE__KS6)));
+    const double s = r + (z * r) * (PE__KS1 + z * ps);
+    const double pc = z * (PE__KC1 + z * (PE__KC2 + z * (PE__KC3 + z * (PE__KC4 + z * (PE__KC5 + z * PE__KC6)))));
+    const double hz = 0.5 * z, w = 1.0 - hz;
+    const double c = w + (((1.0 - w) - hz) + z * pc);
+    /* sin x = {s, c, -s, -c}[q], cos x = {c, -s, -c, s}[q], q = k mod 4 (k >= 0). Selects, not a switch:
+     * the quadrant is data-dependent and a branch on it mispredicts half the time. */
+    const int q = (int)(k - 4.0 * floor(k * 0.25));
+    const double a = (q & 1) ? c : s, b = (q & 1) ? s : c;
+    *out_sin = (q & 2) ? -a : a;
+    *out_cos = ((q + 1) & 2) ? -b : b;
+}
+
+#if PE_SIMD
+/* ---- local SIMD helpers (not in simd.h yet; candidates to move there) -------------------------- */
+PE_INLINE pe_v128 pe__f64x2_div(pe_v128 a, pe_v128 b) { return wasm_f64x2_div(a, b); }
+PE_INLINE pe_v128 pe__f64x2_floor(pe_v128 a) { return wasm_f64x2_floor(a); }
+PE_INLINE pe_v128 pe__f64x2_eq(pe_v128 a, pe_v128 b) { return wasm_f64x2_eq(a, b); }
+PE_INLINE pe_v128 pe__f64x2_neg(pe_v128 a) { return wasm_f64x2_neg(a); }
+PE_INLINE pe_v128 pe__v128_or(pe_v128 a, pe_v128 b) { return wasm_v128_or(a, b); }
+/* ----------------------------------------------------------------------------------------------- */
+
+/* Two angles at once: the operations of pe__sincos_d, lane by lane. */
+static inline void pe__sincos_d2(pe_v128 x, pe_v128 *out_sin, pe_v128 *out_cos) {
+    const pe_v128 M = pe_f64x2_splat(PE__S_ROUND);
+    const pe_v128 k = pe_f64x2_sub(pe_f64x2_add(pe_f64x2_mul(x, pe_f64x2_splat(PE__S_TWO_OVER_PI)), M), M);
+    const pe_v128 r = pe_f64x2_sub(pe_f64x2_sub(pe_f64x2_sub(x, pe_f64x2_mul(k, pe_f64x2_splat(PE__S_PIO2_1))),
+                                                pe_f64x2_mul(k, pe_f64x2_splat(PE__S_PIO2_2))),
+                                   pe_f64x2_mul(k, pe_f64x2_splat(PE__S_PIO2_3)));
+    const pe_v128 z = pe_f64x2_mul(r, r);
+#define PE__S2(c) pe_f64x2_splat(c)
+    pe_v128 ps = pe_f64x2_add(PE__S2(PE__KS5), pe_f64x2_mul(z, PE__S2(PE__KS6)));
+    ps = pe_f64x2_add(PE__S2(PE__KS4), pe_f64x2_mul(z, ps));
+    ps = pe_f64x2_add(PE__S2(PE__KS3), pe_f64x2_mul(z, ps));
+    ps = pe_f64x2_add(PE__S2(PE__KS2), pe_f64x2_mul(z, ps));
+    const pe_v128 s = pe_f64x2_add(r, pe_f64x2_mul(pe_f64x2_mul(z, r), pe_f64x2_add(PE__S2(PE__KS1), pe_f64x2_mul(z, ps))));
+    pe_v128 pc = pe_f64x2_add(PE__S2(PE__KC5), pe_f64x2_mul(z, PE__S2(PE__KC6)));
+    pc = pe_f64x2_add(PE__S2(PE__KC4), pe_f64x2_mul(z, pc));
+    pc = pe_f64x2_add(PE__S2(PE__KC3), pe_f64x2_mul(z, pc));
+    pc = pe_f64x2_add(PE__S2(PE__KC2), pe_f64x2_mul(z, pc));
+    pc = pe_f64x2_mul(z, pe_f64x2_add(PE__S2(PE__KC1), pe_f64x2_mul(z, pc)));
+    const pe_v128 hz = pe_f64x2_mul(PE__S2(0.5), z), w = pe_f64x2_sub(PE__S2(1.0), hz);
+    const pe_v128 c =
+        pe_f64x2_add(w, pe_f64x2_add(pe_f64x2_sub(pe_f64x2_sub(PE__S2(1.0), w), hz), pe_f64x2_mul(z, pc)));
+    const pe_v128 q = pe_f64x2_sub(k, pe_f64x2_mul(PE__S2(4.0), pe__f64x2_floor(pe_f64x2_mul(k, PE__S2(0.25)))));
+    const pe_v128 q1 = pe__f64x2_eq(q, PE__S2(1.0)), q2 = pe__f64x2_eq(q, PE__S2(2.0)), q3 = pe__f64x2_eq(q, PE__S2(3.0));
+#undef PE__S2
+    const pe_v128 odd = pe__v128_or(q1, q3);
+    const pe_v128 a = pe_v128_select(c, s, odd), b = pe_v128_select(s, c, odd);
+    *out_sin = pe_v128_select(pe__f64x2_neg(a), a, pe__v128_or(q2, q3));
+    *out_cos = pe_v128_select(pe__f64x2_neg(b), b, pe__v128_or(q1, q2));
+}
+#endif
+
+/* ---- rows ---------------------------------------------------------------------------------------
+ *
+ * Work goes by frequency, not by column: frequency i has one angle, and its sin and cos land in two
+ * columns (interleaved 2i and 2i+1; half i and ceil(d/2) + i; tensor2tensor i and d/2 + i), so each angle is
+ * reduced once. Frequencies come in chunks of PE__SIN_CHUNK: per chunk the frequencies (pow/exp, double)
+ * are computed once and reused for every row; sin and cos of a row's chunk go to two small stack buffers
+ * and are then stored or added into place. Nothing here allocates. */
+#define PE__SIN_CHUNK 128
+
+typedef struct pe__sin_freqs {
+    int32_t i0, n;       /* frequencies i0 .. i0 + n - 1 */
+    int32_t divide;      /* 1: angle = p / f (paper, Marian, as numpy divides); 0: angle = p * f (tensor2tensor) */
+    double f[PE__SIN_CHUNK];
+} pe__sin_freqs;
+
+/* Number of frequencies: interleaved and half use ceil(d/2) (an odd d ends with one more sin than cos);
+ * tensor2tensor uses floor(d/2) (and a zero column for odd d). */
+static int32_t pe__sin_nfreq(const pe__sin_resolved *r, int32_t d) {
+    return r->variant == PE_SINUSOIDAL_TENSOR2TENSOR ? d / 2 : (d + 1) / 2;
+}
+
+static void pe__sin_freqs_init(pe__sin_freqs *F, const pe__sin_resolved *r, int32_t d, int32_t i0, int32_t n) {
+    F->i0 = i0;
+    F->n = n;
+    F->divide = r->variant != PE_SINUSOIDAL_TENSOR2TENSOR;
+    /* numpy: np.power(10000, 2 * (j // 2) / dim), a float64 exponent; torch (FSMT, float64):
+     * exp(i * -(ln(base) / (d/2 - 1))) */
+    const double step = F->divide ? 0.0 : log(r->base) / (double)(d / 2 - 1);
+    for (int32_t k = 0; k < n; k++) {
+        const int32_t i = i0 + k;
+        F->f[k] = F->divide ? pow(r->base, (double)(2 * i) / (double)d) : exp((double)i * -step);
     }
 }
 
-/* dst[c] = PE(pos, j0 + c) for the chunk's columns. */
-static void pe__sin_cols_row(float *dst, const pe__sin_cols *c, const pe__sin_resolved *r, int32_t pos) {
-    if (r->use_pad && pos == r->pad) {
-        for (int32_t k = 0; k < c->n; k++) dst[k] = 0.0f;
-        return;
-    }
+/* sn[k], cs[k] = sin, cos of pos's angle at frequency i0 + k, rounded once to float. */
+static void pe__sin_freqs_row(float *sn, float *cs, const pe__sin_freqs *F, int32_t pos) {
     const double p = (double)pos;
-    for (int32_t k = 0; k < c->n; k++) {
-        const double a = c->divide ? p / c->f[k] : p * c->f[k];
-        const int kind = c->kind[k];
-        dst[k] = kind == PE__COL_SIN ? (float)sin(a) : kind == PE__COL_COS ? (float)cos(a) : 0.0f;
+    int32_t k = 0;
+#if PE_SIMD
+    const pe_v128 vp = pe_f64x2_splat(p);
+    for (; k + 4 <= F->n; k += 4) {
+        const pe_v128 f01 = pe_f64x2_load(F->f + k), f23 = pe_f64x2_load(F->f + k + 2);
+        const pe_v128 x01 = F->divide ? pe__f64x2_div(vp, f01) : pe_f64x2_mul(vp, f01);
+        const pe_v128 x23 = F->divide ? pe__f64x2_div(vp, f23) : pe_f64x2_mul(vp, f23);
+        pe_v128 s01, c01, s23, c23;
+        pe__sincos_d2(x01, &s01, &c01);
+        pe__sincos_d2(x23, &s23, &c23);
+        pe_f32x4_store(sn + k, pe_f64x2_demote_pair(s01, s23));
+        pe_f32x4_store(cs + k, pe_f64x2_demote_pair(c01, c23));
+    }
+#endif
+    for (; k < F->n; k++) {
+        double a = F->divide ? p / F->f[k] : p * F->f[k], s_, c_;
+        pe__sincos_d(a, &s_, &c_);
+        sn[k] = (float)s_;
+        cs[k] = (float)c_;
+    }
+}
+
+/* dst[0..n) = src (add == 0) or += src (add != 0): f32x4 body, scalar tail; the same additions either way. */
+static void pe__put(float *dst, const float *src, int32_t n, int add) {
+    int32_t k = 0;
+    if (add) {
+#if PE_SIMD
+        for (; k + 4 <= n; k += 4) pe_f32x4_store(dst + k, pe_f32x4_add(pe_f32x4_load(dst + k), pe_f32x4_load(src + k)));
+#endif
+        for (; k < n; k++) dst[k] += src[k];
+    } else {
+        memcpy(dst, src, sizeof(float) * (size_t)(n > 0 ? n : 0));
+    }
+}
+
+/* Places one row's chunk of sin/cos into the row x (d columns): store, or add. */
+static void pe__sin_emit(float *x, const float *sn, const float *cs, const pe__sin_freqs *F,
+                         const pe__sin_resolved *r, int32_t d, int add) {
+    const int32_t i0 = F->i0, n = F->n;
+    if (r->variant == PE_SINUSOIDAL_INTERLEAVED) {
+        /* [sin f, cos f] pairs, zipped into a buffer, then columns 2 i0 .. (odd d: the last cos is past d) */
+        float zip[2 * PE__SIN_CHUNK];
+        int32_t k = 0;
+#if PE_SIMD
+        for (; k + 4 <= n; k += 4) {
+            const pe_v128 a = pe_f32x4_load(sn + k), b = pe_f32x4_load(cs + k);
+            pe_f32x4_store(zip + 2 * k, pe_f32x4_zip_lo(a, b));
+            pe_f32x4_store(zip + 2 * k + 4, pe_f32x4_zip_hi(a, b));
+        }
+#endif
+        for (; k < n; k++) {
+            zip[2 * k] = sn[k];
+            zip[2 * k + 1] = cs[k];
+        }
+        const int32_t j0 = 2 * i0, m = d - j0 < 2 * n ? d - j0 : 2 * n;
+        pe__put(x + j0, zip, m, add);
+    } else if (r->variant == PE_SINUSOIDAL_HALF) {
+        /* sin in [0, h), cos in [h, d), h = ceil(d/2): d - h cos columns */
+        const int32_t h = (d + 1) / 2, n_cos = d - h;
+        pe__put(x + i0, sn, n, add);
+        const int32_t m = n_cos - i0 < n ? n_cos - i0 : n;
+        if (m > 0) pe__put(x + h + i0, cs, m, add);
+    } else {
+        /* tensor2tensor: sin in [0, n), cos in [n, 2n); the zero column of an odd d is left to the caller */
+        const int32_t nt = d / 2;
+        pe__put(x + i0, sn, n, add);
+        pe__put(x + nt + i0, cs, n, add);
     }
 }
 
@@ -106,23 +245,22 @@ pe_status pe_sinusoidal_table(float *out, int32_t seq_len, int32_t d_model, cons
     if ((int64_t)r.offset + (int64_t)seq_len - 1 > INT32_MAX) return PE_ERR_SHAPE;
     if ((uint64_t)seq_len * (uint64_t)d_model > (uint64_t)(SIZE_MAX / sizeof(float))) return PE_ERR_SHAPE;
 
-    pe__sin_cols cols;
-    for (int32_t j0 = 0; j0 < d_model; j0 += PE__SIN_CHUNK) {
-        const int32_t n = d_model - j0 < PE__SIN_CHUNK ? d_model - j0 : PE__SIN_CHUNK;
-        pe__sin_cols_init(&cols, &r, d_model, j0, n);
-        for (int32_t s = 0; s < seq_len; s++)
-            pe__sin_cols_row(out + (size_t)s * (size_t)d_model + (size_t)j0, &cols, &r, r.offset + s);
+    const size_t D = (size_t)d_model;
+    const int32_t nf = pe__sin_nfreq(&r, d_model);
+    pe__sin_freqs F;
+    float sn[PE__SIN_CHUNK], cs[PE__SIN_CHUNK];
+    for (int32_t i0 = 0; i0 < nf; i0 += PE__SIN_CHUNK) {
+        pe__sin_freqs_init(&F, &r, d_model, i0, nf - i0 < PE__SIN_CHUNK ? nf - i0 : PE__SIN_CHUNK);
+        for (int32_t s = 0; s < seq_len; s++) {
+            pe__sin_freqs_row(sn, cs, &F, r.offset + s);
+            pe__sin_emit(out + (size_t)s * D, sn, cs, &F, &r, d_model, 0);
+        }
     }
+    if (r.variant == PE_SINUSOIDAL_TENSOR2TENSOR && d_model % 2)
+        for (int32_t s = 0; s < seq_len; s++) out[(size_t)s * D + D - 1] = 0.0f; /* FSMT's zero pad column */
+    if (r.use_pad && (int64_t)r.pad >= (int64_t)r.offset && (int64_t)r.pad < (int64_t)r.offset + seq_len)
+        memset(out + (size_t)(r.pad - r.offset) * D, 0, sizeof(float) * D); /* FSMT: the padding row is 0 */
     return PE_OK;
-}
-
-/* x[0..n) += row[0..n): f32x4 body, scalar tail; the same additions in either build. */
-static void pe__add_row(float *x, const float *row, int32_t n) {
-    int32_t k = 0;
-#if PE_SIMD
-    for (; k + 4 <= n; k += 4) pe_f32x4_store(x + k, pe_f32x4_add(pe_f32x4_load(x + k), pe_f32x4_load(row + k)));
-#endif
-    for (; k < n; k++) x[k] += row[k];
 }
 
 pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, int32_t seq, int32_t d_model,
@@ -144,25 +282,27 @@ pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, i
         return PE_ERR_SHAPE;
     }
 
-    pe__sin_cols cols;
-    float row[PE__SIN_CHUNK];
     const size_t D = (size_t)d_model;
-    for (int32_t j0 = 0; j0 < d_model; j0 += PE__SIN_CHUNK) {
-        const int32_t n = d_model - j0 < PE__SIN_CHUNK ? d_model - j0 : PE__SIN_CHUNK;
-        pe__sin_cols_init(&cols, &r, d_model, j0, n);
+    const int32_t nf = pe__sin_nfreq(&r, d_model);
+    pe__sin_freqs F;
+    float sn[PE__SIN_CHUNK], cs[PE__SIN_CHUNK];
+    /* (the zero column of tensor2tensor adds nothing, and neither does the padding position) */
+    for (int32_t i0 = 0; i0 < nf; i0 += PE__SIN_CHUNK) {
+        pe__sin_freqs_init(&F, &r, d_model, i0, nf - i0 < PE__SIN_CHUNK ? nf - i0 : PE__SIN_CHUNK);
         if (per_batch) {
-            for (int32_t b = 0; b < batch; b++)
-                for (int32_t s = 0; s < seq; s++) {
-                    const size_t t = (size_t)b * (size_t)seq + (size_t)s;
-                    pe__sin_cols_row(row, &cols, &r, positions[t]);
-                    pe__add_row(x + t * D + (size_t)j0, row, n);
-                }
+            for (size_t t = 0; t < (size_t)batch * (size_t)seq; t++) {
+                if (r.use_pad && positions[t] == r.pad) continue;
+                pe__sin_freqs_row(sn, cs, &F, positions[t]);
+                pe__sin_emit(x + t * D, sn, cs, &F, &r, d_model, 1);
+            }
         } else {
-            /* One row per sequence index, computed once and added to every batch row. */
+            /* one row of values per sequence index, computed once and added to every batch row */
             for (int32_t s = 0; s < seq; s++) {
-                pe__sin_cols_row(row, &cols, &r, positions ? positions[s] : r.offset + s);
+                const int32_t pos = positions ? positions[s] : r.offset + s;
+                if (r.use_pad && pos == r.pad) continue;
+                pe__sin_freqs_row(sn, cs, &F, pos);
                 for (int32_t b = 0; b < batch; b++)
-                    pe__add_row(x + ((size_t)b * (size_t)seq + (size_t)s) * D + (size_t)j0, row, n);
+                    pe__sin_emit(x + ((size_t)b * (size_t)seq + (size_t)s) * D, sn, cs, &F, &r, d_model, 1);
             }
         }
     }
