@@ -332,3 +332,69 @@ test('the encodings agree bit for bit between the SIMD and scalar builds', async
 test('worst errors (encodings)', (t) => {
   worst.report(t);
 });
+
+test('encodings bad input throws TypeError / RangeError naming the argument; the instance keeps working', async (t) => {
+  for (const build of BUILDS) {
+    const pe = await loadBuild(build.simd);
+    const table = Float32Array.from({ length: 18 * 4 }, (_, i) => i / 7);
+    const L = pe.learned(table, { maxLen: 16, dModel: 4, offset: 2 });
+    const x = () => new Float32Array(2 * 3 * 4);
+    const baseline = () => [
+      pe.sinusoidal(5, 6, { pairing: 'half', offset: 3 }),
+      pe.sinusoidal.add(Float32Array.from({ length: 24 }, (_, i) => i), { shape: [2, 3, 4], positions: [0, 9, 99] }),
+      L.lookup([-1, 0, 15]),
+      L.add(Float32Array.from({ length: 24 }, (_, i) => -i), { shape: [2, 3, 4] }),
+    ];
+    const before = baseline();
+    const cases = [
+      // sinusoidal table
+      ['seqLen 0', () => pe.sinusoidal(0, 4), RangeError, 'seqLen', 'got 0'],
+      ['seqLen negative', () => pe.sinusoidal(-1, 4), RangeError, 'seqLen', 'got -1'],
+      ['dModel fractional', () => pe.sinusoidal(4, 4.5), RangeError, 'dModel', 'got 4.5'],
+      ['dModel a string', () => pe.sinusoidal(4, '4'), TypeError, 'dModel'],
+      ['base 0', () => pe.sinusoidal(4, 4, { base: 0 }), RangeError, 'options.base', '> 0'],
+      ['base NaN', () => pe.sinusoidal(4, 4, { base: NaN }), RangeError, 'options.base'],
+      ['offset negative', () => pe.sinusoidal(4, 4, { offset: -1 }), RangeError, 'options.offset', 'got -1'],
+      ['offset past int32 with seqLen', () => pe.sinusoidal(4, 4, { offset: 2 ** 31 - 2 }), RangeError, 'options.offset + seqLen - 1', '2147483647'],
+      ['pairing unknown', () => pe.sinusoidal(4, 4, { pairing: 'gptj' }), RangeError, 'options.pairing', "'interleaved'", "'half'"],
+      ['variant unknown', () => pe.sinusoidal(4, 4, { variant: 'fairseq' }), RangeError, 'options.variant', "'tensor2tensor'"],
+      ['tensor2tensor interleaved', () => pe.sinusoidal(4, 8, { variant: 'tensor2tensor', pairing: 'interleaved' }), RangeError, 'options.pairing', "'half'"],
+      ['tensor2tensor dModel 3', () => pe.sinusoidal(4, 3, { variant: 'tensor2tensor' }), RangeError, 'dModel', '>= 4', 'got 3'],
+      ['paddingIdx negative', () => pe.sinusoidal(4, 4, { paddingIdx: -1 }), RangeError, 'options.paddingIdx'],
+      ['table too large', () => pe.sinusoidal(2 ** 20, 2 ** 11), RangeError, 'seqLen * dModel', String(2 ** 30 - 1)],
+      ['options a string', () => pe.sinusoidal(4, 4, 'half'), TypeError, 'options'],
+      // sinusoidal.add
+      ['add shape missing', () => pe.sinusoidal.add(x(), {}), TypeError, 'options.shape'],
+      ['add shape of 4 dims', () => pe.sinusoidal.add(x(), { shape: [1, 2, 3, 4] }), RangeError, 'options.shape', 'got length 4'],
+      ['add x length mismatch', () => pe.sinusoidal.add(new Float32Array(23), { shape: [2, 3, 4] }), RangeError, 'x.length', '24'],
+      ['add x a Float64Array', () => pe.sinusoidal.add(new Float64Array(24), { shape: [2, 3, 4] }), TypeError, 'x', 'Float32Array'],
+      ['add positions negative', () => pe.sinusoidal.add(x(), { shape: [2, 3, 4], positions: [0, -1, 2] }), RangeError, 'options.positions[1]', 'got -1'],
+      ['add positions negative (Int32Array, found after the C check)', () => pe.sinusoidal.add(x(), { shape: [2, 3, 4], positions: Int32Array.from([0, 1, 2, 3, 4, -5]) }), RangeError, 'options.positions[5]', 'got -5'],
+      ['add positions wrong length', () => pe.sinusoidal.add(x(), { shape: [2, 3, 4], positions: [0, 1] }), RangeError, 'options.positions.length', 'seq (3)', 'batch * seq (6)'],
+      ['add offset with positions', () => pe.sinusoidal.add(x(), { shape: [2, 3, 4], positions: [0, 1, 2], offset: 3 }), TypeError, 'options.offset', 'options.positions'],
+      // learned
+      ['learned options missing', () => pe.learned(table), TypeError, 'options', 'dModel'],
+      ['learned dModel missing', () => pe.learned(table, { maxLen: 16 }), TypeError, 'options.dModel'],
+      ['learned dModel 0', () => pe.learned(table, { dModel: 0 }), RangeError, 'options.dModel', 'got 0'],
+      ['learned table not a multiple of dModel', () => pe.learned(table, { dModel: 5 }), RangeError, 'table.length', 'dModel (5)', 'got 72'],
+      ['learned maxLen + offset != rows', () => pe.learned(table, { dModel: 4, maxLen: 16 }), RangeError, 'table.length', '(16 + 0) * 4', 'got 72'],
+      ['learned offset negative', () => pe.learned(table, { dModel: 4, offset: -2 }), RangeError, 'options.offset'],
+      ['learned offset eats the table', () => pe.learned(table, { dModel: 4, offset: 18 }), RangeError, 'options.offset', '18 rows'],
+      ['learned table a plain array', () => pe.learned(Array.from(table), { dModel: 4 }), TypeError, 'table', 'Float32Array'],
+      ['learned lookup past maxLen', () => L.lookup([3, 16]), RangeError, 'positions[1]', 'maxLen = 16', 'got 16'],
+      ['learned lookup below -offset', () => L.lookup([-3]), RangeError, 'positions[0]', 'got -3'],
+      ['learned lookup a number', () => L.lookup(3), TypeError, 'positions'],
+      ['learned add past maxLen (per sequence)', () => L.add(x(), { shape: [2, 3, 4], positions: [0, 1, 2, 3, 4, 99] }), RangeError, 'options.positions[5]', 'maxLen = 16', 'got 99'],
+      ['learned add seq past maxLen (default positions)', () => L.add(new Float32Array(17 * 4), { shape: [1, 17, 4] }), RangeError, 'options.shape[1] (seq)', 'maxLen (16)', 'got 17'],
+      ['learned add dModel mismatch', () => L.add(new Float32Array(30), { shape: [2, 3, 5] }), RangeError, 'options.shape[2] (dModel)', '4', 'got 5'],
+      ['learned add x a plain array', () => L.add(Array.from(x()), { shape: [2, 3, 4] }), TypeError, 'x'],
+    ];
+    for (const [name, fn, cls, ...needles] of cases) {
+      await t.test(`${name} [${build.name}]`, () => {
+        assertThrowsNaming(fn, cls, ...needles);
+        assert.deepEqual(baseline(), before, 'the instance and the learned table compute the same afterwards');
+      });
+    }
+    L.free();
+  }
+});

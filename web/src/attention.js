@@ -118,7 +118,7 @@ function readPositions(where, positions, qLen, kLen) {
         `${where}: options.positions as one array needs qLen <= kLen (queries are the last qLen keys); give { q, k } for qLen (${qLen}) > kLen (${kLen})`,
       );
     }
-    return { q: sliceOf(positions, kLen - qLen, kLen), k: positions, qName: `options.positions`, kName: 'options.positions', qBase: kLen - qLen };
+    return { q: sliceOf(positions, kLen - qLen, kLen), k: positions, qName: 'options.positions', kName: 'options.positions' };
   }
   if (typeof positions !== 'object') {
     throw typeError(where, 'options.positions must be an array of kLen key positions or an object { q, k }', positions);
@@ -133,7 +133,7 @@ function readPositions(where, positions, qLen, kLen) {
   if (k !== null && k.length !== kLen) {
     throw new RangeError(`${where}: options.positions.k.length must equal kLen (${kLen}), got ${k.length}`);
   }
-  return { q, k, qName: 'options.positions.q', kName: 'options.positions.k', qBase: 0 };
+  return { q, k, qName: 'options.positions.q', kName: 'options.positions.k' };
 }
 
 /** [start, end) byte ranges of two placements overlap */
@@ -225,8 +225,10 @@ export function attention(ctx, q, k, v, options) {
   } else if (alibi !== false) {
     slopes = writeSlopes(ctx, where, 'options.alibi', alibi, s.heads);
   }
-  const qPos = pos.q === null ? 0 : writeInt32s(heap, SLOT.POS, where, pos.qName, pos.q, 0, INT32_MAX).ptr;
+  // k first: in the one-array form the query positions are a tail of it, so a bad value is named by its index
+  // in the array the caller gave.
   const kPos = pos.k === null ? 0 : writeInt32s(heap, SLOT.KPOS, where, pos.kName, pos.k, 0, INT32_MAX).ptr;
+  const qPos = pos.q === null ? 0 : writeInt32s(heap, SLOT.POS, where, pos.qName, pos.q, 0, INT32_MAX).ptr;
 
   const pq = materialize(heap, lq, q, nQ, SLOT.Q);
   const pk = materialize(heap, lk, k, nK, SLOT.K);
@@ -252,7 +254,7 @@ export function attention(ctx, q, k, v, options) {
   if (status !== 0) {
     if (status === PE_ERR_POSITION) {
       const e =
-        (pos.q && int32RangeError(where, pos.qName, pos.q, 0, INT32_MAX)) || (pos.k && int32RangeError(where, pos.kName, pos.k, 0, INT32_MAX));
+        (pos.k && int32RangeError(where, pos.kName, pos.k, 0, INT32_MAX)) || (pos.q && int32RangeError(where, pos.qName, pos.q, 0, INT32_MAX));
       if (e) throw e;
     }
     throw ctx.statusError(where, status);
