@@ -261,7 +261,8 @@ pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_
  * i iff kpos[j] <= qpos[i]), ALiBi (bias slope[h] * (kpos[j] - qpos[i]), the same convention as
  * pe_alibi_bias) and RoPE (q rotated at qpos, k at kpos).
  * A fully masked query row (only possible with causal and explicit positions, or q_len > k_len) gives an
- * all-zero output row and an all-zero weights row.
+ * all-zero output row and an all-zero weights row. Inputs are assumed finite, with scale * q.k finite.
+ * The SIMD128 and scalar builds give bit-identical results (same operations in the same order).
  * Grouped-query / multi-query attention (Ainslie et al. 2023; Shazeer 2019): query head h reads kv head
  * h / (heads / kv_heads). */
 typedef struct pe_attention_config {

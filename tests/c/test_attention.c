@@ -170,6 +170,19 @@ static pe_rope make_rope(int type, int head_dim, int rotary_dim, int pairing) {
         break;
     default: break;
     }
+    /* longrope: per-frequency factors (read only by pe_rope_init); long ones used past position 48 */
+    double short_f[PE_ROPE_MAX_FREQ], long_f[PE_ROPE_MAX_FREQ];
+    if (type == PE_ROPE_LONGROPE) {
+        int n = (rotary_dim ? rotary_dim : head_dim) / 2;
+        for (int i = 0; i < n; i++) {
+            short_f[i] = 1.0 + 0.1 * i;
+            long_f[i] = 2.0 + 0.5 * i;
+        }
+        rc.short_factor = short_f;
+        rc.long_factor = long_f;
+        rc.original_max_position_embeddings = 48;
+        rc.max_position_embeddings = 192;
+    }
     pe_rope r;
     pe_status st = pe_rope_init(&r, &rc);
     CHECK_STATUS(st, PE_OK);
@@ -232,8 +245,9 @@ static void test_more_shapes(void) {
 
 static void test_random_shapes(void) {
     pe_rng rng = {0xC0FFEE};
-    const int rope_types[] = {-1, PE_ROPE_DEFAULT, PE_ROPE_LINEAR, PE_ROPE_DYNAMIC, PE_ROPE_YARN, PE_ROPE_LLAMA3};
-    for (int it = 0; it < 160; it++) {
+    const int rope_types[] = {-1, PE_ROPE_DEFAULT, PE_ROPE_LINEAR, PE_ROPE_DYNAMIC, PE_ROPE_YARN, PE_ROPE_LLAMA3,
+                              PE_ROPE_LONGROPE, PE_ROPE_PROPORTIONAL};
+    for (int it = 0; it < 200; it++) {
         pe_attention_config c = {0};
         c.batch = pe_rng_int(&rng, 1, 2);
         c.heads = pe_rng_int(&rng, 1, 16);
@@ -265,7 +279,7 @@ static void test_random_shapes(void) {
             c.k_positions = kpos;
         }
         pe_rope rope;
-        int rt = rope_types[pe_rng_int(&rng, 0, 5)];
+        int rt = rope_types[pe_rng_int(&rng, 0, 7)];
         if (rt >= 0 && c.head_dim % 2 == 0) {
             int rot = pe_rng_int(&rng, 0, 2) == 0 ? 2 * pe_rng_int(&rng, 1, c.head_dim / 2) : 0;
             rope = make_rope(rt, c.head_dim, rot, pe_rng_int(&rng, 0, 1));
