@@ -49,6 +49,8 @@ export async function startNative(binary) {
   return {
     /** A sampler for one workload command (without the iteration count). */
     sampler: (cmd) => (iters) => ask(`${cmd} ${iters}`),
+    /** Seconds per first touch of a fresh 4 KiB page on this machine. */
+    pageFault: (mib = 64) => ask(`pagefault ${mib}`),
     close() {
       if (!exited) {
         child.stdin.write('quit\n');

@@ -539,9 +539,14 @@ export function attentionWorkload(env, { kind, pos }) {
     const qT = peAttn.tensor(q0);
     const kT = peAttn.tensor(k0);
     const vT = peAttn.tensor(v0);
-    disposers.push(() => (qT.free(), kT.free(), vT.free(), ropeObj && ropeObj.free()));
-    const opts = { shape: { batch: B, heads: H, qLen: Sq, kLen: Sk, headDim: D }, layout: 'bhsd', causal, alibi: alibi || undefined, rope: ropeObj };
-    contenders.push({ id: 'api', label: 'posenc SIMD, API pe.attention, pe.tensor', sample: loop(() => peAttn.attention(qT, kT, vT, opts)) });
+    const oT = peAttn.tensor(q0.length);
+    disposers.push(() => (qT.free(), kT.free(), vT.free(), oT.free(), ropeObj && ropeObj.free()));
+    const shapeOpt = { batch: B, heads: H, qLen: Sq, kLen: Sk, headDim: D };
+    contenders.push({
+      id: 'api',
+      label: 'posenc SIMD, API pe.attention, pe.tensor in and out',
+      sample: loop(() => peAttn.attention(qT, kT, vT, { shape: shapeOpt, layout: 'bhsd', causal, alibi, rope: ropeObj ?? null, out: oT })),
+    });
   }
   const fused = rawAttention(env.raw, p, q0, k0, v0);
   disposers.push(fused.free);

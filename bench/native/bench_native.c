@@ -13,14 +13,16 @@
  *   alibi H Q K causal iters                      pe_alibi_slopes + pe_alibi_bias
  *   attn B H Sq Sk D causal alibi rope iters      pe_attention, bhsd (alibi: standard slopes; rope: base 1e4)
  *   inplace N iters | copy N iters                x *= s over N floats | memcpy of N floats
+ *   pagefault MiB                                 seconds per first touch of a fresh 4 KiB page (mmap'd anew)
  *   quit
  */
-#define _POSIX_C_SOURCE 199309L
+#define _DEFAULT_SOURCE
 #include "posenc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static double now(void) {
@@ -205,6 +207,26 @@ int main(void) {
         int v[11] = {0}, nv = 0, off = 0, len;
         if (sscanf(line, "%31s%n", cmd, &off) != 1) continue;
         if (strcmp(cmd, "quit") == 0) break;
+        if (strcmp(cmd, "pagefault") == 0) {
+            /* what this machine charges for first-touching memory: allocators that hand out fresh pages for
+               every large buffer (per-call outputs) pay this per 4 KiB */
+            int mib = 64;
+            sscanf(line + off, "%d", &mib);
+            size_t bytes = (size_t)mib << 20;
+            char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) {
+                printf("error mmap\n");
+                continue;
+            }
+            double t0 = now();
+            memset(p, 1, bytes);
+            double t1 = now();
+            memset(p, 2, bytes);
+            double t2 = now();
+            munmap(p, bytes);
+            printf("%.9e\n", ((t1 - t0) - (t2 - t1)) / (double)(bytes / 4096));
+            continue;
+        }
         while (nv < 11 && sscanf(line + off, "%d%n", &v[nv], &len) == 1) {
             off += len;
             nv++;

@@ -1,0 +1,329 @@
+#!/usr/bin/env node
+// run.mjs (Node only) — `npm run bench`: posenc against plain JS, onnxruntime-web, native C and the wasm
+// memory-bandwidth limit, side by side in one run. Prints markdown tables and writes bench/results.json.
+//
+//   node bench/run.mjs                 everything (a few minutes on 2 cores)
+//   node bench/run.mjs --quick         a small subset with few rounds (~30 s): a smoke test of the harness
+//   options: --rounds N  --min-sample SECONDS  --only PREFIX[,PREFIX]  --no-ort  --no-native  --out FILE
+//
+// Set-up it does itself: `bash build.sh wasm` (posenc's wasm, idempotent), `npm ci --prefix bench` when
+// bench/node_modules is missing (onnxruntime-web, pinned in bench/package-lock.json), `bash bench/build.sh`
+// (the limit and unfused wasm, the native binary; idempotent).
+//
+// Every figure in the tables is a ratio of two contenders measured in the same process in interleaved rounds
+// (core.mjs); native C runs in its own process but interleaved with ours, sample by sample; onnxruntime-web
+// runs in child processes (its thread count is per process) that measure posenc's API alongside it.
+
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// glibc malloc hands every block above its mmap threshold fresh pages from the kernel, and frees them back;
+// each first touch of such a page is a page fault. On this kind of VM a fault costs ~30 µs per 4 KiB (~100x
+// bare metal; run.mjs measures it), which would bill anything allocating fresh output arrays per call
+// (onnxruntime-web's session.run outputs, API calls that return new arrays) for the machine instead of the
+// code. So the benchmark (and its onnxruntime children, which inherit this) runs with malloc recycling freed
+// blocks up to 32 MiB from its heap, as typical allocators on typical machines effectively do. --no-malloc-tuning
+// measures as is.
+const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '4294967296', MALLOC_TOP_PAD_: '268435456' };
+if (!process.argv.includes('--no-malloc-tuning') && process.env.POSENC_BENCH_MALLOC !== '1') {
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, ...MALLOC_ENV, POSENC_BENCH_MALLOC: '1' },
+  });
+  process.exit(r.status ?? 1);
+}
+
+const BENCH = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.dirname(BENCH);
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(`--${name}`);
+const opt = (name, dflt) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
+};
+
+const quick = flag('quick');
+const ROUNDS = Number(opt('rounds', quick ? 3 : 15));
+const MIN_SAMPLE = Number(opt('min-sample', quick ? 0.005 : 0.01));
+const ONLY = opt('only', '')
+  .split(',')
+  .filter(Boolean);
+const OUT = path.resolve(opt('out', path.join(BENCH, 'results.json')));
+const log = (...a) => process.stderr.write(`${a.join(' ')}\n`);
+
+// -------------------------------------------------------------------------------------------------------------
+// Set-up
+// -------------------------------------------------------------------------------------------------------------
+function sh(cmd, args, what) {
+  try {
+    execFileSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    return true;
+  } catch (e) {
+    log(`bench: ${what} failed (${e.status ?? e.message})`);
+    return false;
+  }
+}
+
+function setup() {
+  const haveDist = fs.existsSync(path.join(ROOT, 'dist/posenc.simd.wasm')) && fs.existsSync(path.join(ROOT, 'web/src/wasm-inline.js'));
+  // build.sh is idempotent: it only rebuilds when sources changed, so the wasm measured is the current C.
+  if (!sh('bash', ['build.sh', 'wasm'], 'bash build.sh wasm') && !haveDist) {
+    throw new Error('bench: no posenc wasm (dist/, web/src/wasm-inline.js) and build.sh wasm failed');
+  }
+  if (!flag('no-ort') && !fs.existsSync(path.join(BENCH, 'node_modules/onnxruntime-web'))) {
+    sh('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund'], 'npm ci --prefix bench');
+  }
+  sh('bash', ['bench/build.sh'], 'bash bench/build.sh');
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Environment
+// -------------------------------------------------------------------------------------------------------------
+function version(cmd, args) {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0].trim();
+  } catch {
+    return null;
+  }
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    v8: process.versions.v8,
+    emcc: version('emcc', ['--version']),
+    gcc: version('gcc', ['--version']),
+    date: new Date().toISOString(),
+  };
+}
+
+function sizes() {
+  const gz = (buf) => zlib.gzipSync(buf, { level: 9 }).length;
+  const out = {};
+  const file = (rel) => {
+    const p = path.join(ROOT, rel);
+    return fs.existsSync(p) ? fs.readFileSync(p) : null;
+  };
+  for (const rel of ['dist/posenc.simd.wasm', 'dist/posenc.wasm']) {
+    const b = file(rel);
+    if (b) out[rel] = { raw: b.length, gzip: gz(b) };
+  }
+  // the JS wrapper: every module of web/src except the generated inline wasm (what a bundler includes
+  // next to the .wasm files with the 'posenc/url' entry)
+  const srcDir = path.join(ROOT, 'web/src');
+  const js = fs
+    .readdirSync(srcDir)
+    .filter((f) => f.endsWith('.js') && f !== 'wasm-inline.js' && f !== 'url.js' && !f.endsWith('.test.js'))
+    .sort();
+  const all = Buffer.concat(js.map((f) => fs.readFileSync(path.join(srcDir, f))));
+  out['web/src/*.js (wrapper, without the inlined wasm)'] = { raw: all.length, gzip: gz(all), files: js };
+  const inline = file('web/src/wasm-inline.js');
+  if (inline) {
+    const both = Buffer.concat([all, inline]);
+    out['web/src/*.js + wasm-inline.js (default entry, both builds inlined)'] = { raw: both.length, gzip: gz(both) };
+  }
+  return out;
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Workload plan
+// -------------------------------------------------------------------------------------------------------------
+const PAIRINGS = ['half', 'interleaved'];
+const LAYOUTS = ['bshd', 'bhsd'];
+
+function plan() {
+  const p = [];
+  const sizes = quick ? ['decode', 'prefill'] : ['decode', 'prefill', 'large'];
+  for (const size of sizes) {
+    for (const pairing of quick ? ['half'] : PAIRINGS) {
+      for (const layout of quick ? ['bshd'] : LAYOUTS) p.push({ kind: 'rope', size, pairing, layout });
+    }
+  }
+  p.push({ kind: 'cossin', count: 1, pos0: 4095 });
+  if (!quick) {
+    p.push({ kind: 'cossin', count: 4096, pos0: 0 });
+    p.push({ kind: 'sinusoidal' });
+    p.push({ kind: 'alibi' });
+  }
+  for (const kind of quick ? ['decode'] : ['prefill', 'decode']) {
+    for (const pos of quick ? ['alibi'] : ['alibi', 'rope']) p.push({ kind: 'attention', attn: kind, pos });
+  }
+  return p;
+}
+
+const idOf = (w) =>
+  w.kind === 'rope'
+    ? `rope/${w.size}/${w.pairing}/${w.layout}`
+    : w.kind === 'cossin'
+      ? w.count === 1
+        ? 'cossin/step'
+        : `cossin/${w.count}x64`
+      : w.kind === 'attention'
+        ? `attention/${w.attn}/${w.pos}`
+        : w.kind;
+const selected = (id) => ONLY.length === 0 || ONLY.some((o) => id.startsWith(o));
+
+// onnxruntime-web runs: [threads, [rope workload specs]]
+function ortPlan() {
+  if (flag('no-ort')) return [];
+  if (quick) return [[1, [{ size: 'decode', pairing: 'half', layout: 'bshd' }]]];
+  const all = (size) => PAIRINGS.flatMap((pairing) => LAYOUTS.map((layout) => ({ size, pairing, layout })));
+  const one = (size) => [{ size, pairing: 'half', layout: 'bshd' }];
+  return [
+    [1, [...all('decode'), ...all('prefill'), ...one('large')]],
+    [2, [...one('decode'), ...one('prefill'), ...one('large')]],
+  ];
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Running
+// -------------------------------------------------------------------------------------------------------------
+async function runOrt(threads, specs, rounds, minSample) {
+  const wanted = specs.filter((s) => selected(`rope/${s.size}/${s.pairing}/${s.layout}`));
+  if (wanted.length === 0) return null;
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--workloads', JSON.stringify(wanted)],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('exit', (code) => {
+      const line = out.trim().split('\n').pop();
+      try {
+        resolve(JSON.parse(line));
+      } catch {
+        log(`bench: onnxruntime-web (${threads} thread(s)) gave no result (exit ${code})`);
+        resolve({ threads, error: `exit ${code}`, workloads: [] });
+      }
+    });
+  });
+}
+
+async function main() {
+  const t0 = Date.now();
+  setup();
+  const load0 = os.loadavg();
+
+  const W = await import('./workloads.mjs');
+  const core = await import('./core.mjs');
+  const { instantiateRaw, decodeBase64 } = await import('./raw.mjs');
+  const { init } = await import(pathToFileURL(path.join(ROOT, 'web/src/index.js')).href);
+  const inline = await import(pathToFileURL(path.join(ROOT, 'web/src/wasm-inline.js')).href);
+
+  const pe = await init({ simd: true });
+  const peScalar = await init({ simd: false });
+  const simdModule = await WebAssembly.compile(decodeBase64(inline.simdWasmBase64));
+  const scalarModule = await WebAssembly.compile(decodeBase64(inline.scalarWasmBase64));
+  const raw = await instantiateRaw(simdModule);
+  const rawScalar = await instantiateRaw(scalarModule);
+  const readOpt = (rel) => (fs.existsSync(path.join(BENCH, rel)) ? fs.readFileSync(path.join(BENCH, rel)) : null);
+  const limitBytes = readOpt('build/limit.wasm');
+  const unfusedBytes = readOpt('build/unfused.wasm');
+  const limit = limitBytes ? await instantiateRaw(limitBytes) : null;
+  const unfusedModule = unfusedBytes ? await WebAssembly.compile(unfusedBytes) : null;
+  const unfused = unfusedModule ? await instantiateRaw(unfusedModule) : null;
+  let native = null;
+  if (!flag('no-native') && fs.existsSync(path.join(BENCH, 'build/bench_native'))) {
+    const { startNative } = await import('./native.mjs');
+    native = await startNative(path.join(BENCH, 'build/bench_native'));
+  }
+  const env = { pe, peScalar, raw, rawScalar, limit, unfused, native: native ? native.sampler : null };
+  const pageFault = native ? await native.pageFault().catch(() => null) : null;
+  const hasAttention = typeof raw.exports.pe_attention === 'function';
+
+  const results = {
+    machine: machine(),
+    command: `node bench/run.mjs ${argv.join(' ')}`.trim(),
+    settings: { rounds: ROUNDS, minSample: MIN_SAMPLE, quick },
+    contenders: {},
+    workloads: [],
+    ort: [],
+    memory: {},
+    sizes: sizes(),
+  };
+
+  for (const spec of plan()) {
+    const id = idOf(spec);
+    if (!selected(id)) continue;
+    if (spec.kind === 'attention' && !hasAttention) {
+      results.workloads.push({ id, skipped: 'pe_attention is not exported by this build' });
+      continue;
+    }
+    let w;
+    try {
+      if (spec.kind === 'rope') {
+        w = W.ropeWorkload(env, spec);
+      } else if (spec.kind === 'cossin') {
+        w = W.cosSinWorkload(env, spec);
+      } else if (spec.kind === 'sinusoidal') {
+        w = W.sinusoidalWorkload(env);
+      } else if (spec.kind === 'alibi') {
+        w = W.alibiWorkload(env);
+      } else {
+        w = W.attentionWorkload(env, { kind: spec.attn, pos: spec.pos });
+      }
+    } catch (e) {
+      log(`bench: ${id}: set-up failed: ${e.message}`);
+      results.workloads.push({ id, error: e.message });
+      continue;
+    }
+    const check = w.check();
+    const ts = Date.now();
+    // the long workloads (large RoPE: ~0.5 s per round; attention prefill: ~0.3 s) get fewer rounds
+    const long = (spec.kind === 'rope' && spec.size === 'large') || (spec.kind === 'attention' && spec.attn === 'prefill');
+    const rounds = long && !quick ? Math.max(5, Math.round(ROUNDS * 0.6)) : ROUNDS;
+    const res = await core.compare(w.contenders, { rounds, minSample: MIN_SAMPLE });
+    w.dispose();
+    for (const c of w.contenders) results.contenders[c.id] ??= c.label;
+    const slim = {};
+    for (const [cid, r] of Object.entries(res.results)) {
+      slim[cid] = r.error ? { error: r.error } : { iters: r.iters, median: r.median, lo: r.lo, hi: r.hi, times: r.times };
+    }
+    const entry = { id: w.id, group: w.group, label: w.label, params: w.params, rounds, check, results: slim, seconds: (Date.now() - ts) / 1e3 };
+    if (w.extraBytes) entry.extraBytes = w.extraBytes;
+    if (spec.kind === 'attention') {
+      entry.memory = await W.attentionMemory(instantiateRaw, { raw: simdModule, unfused: unfusedModule }, { kind: spec.attn, pos: spec.pos });
+    }
+    results.workloads.push(entry);
+    const head = res.results.api && !res.results.api.error ? 'api' : 'raw';
+    log(`bench: ${w.id.padEnd(34)} ${core.formatTime(res.results[head]?.median).padStart(9)} (${head})  ${entry.seconds.toFixed(1)} s`);
+  }
+  if (native) native.close();
+
+  for (const [threads, specs] of ortPlan()) {
+    const ts = Date.now();
+    const r = await runOrt(threads, specs, quick ? 3 : Math.max(5, Math.round(ROUNDS * 0.6)), MIN_SAMPLE);
+    if (r) {
+      results.ort.push(r);
+      log(`bench: onnxruntime-web, ${threads} thread(s): ${r.workloads.length} workloads, ${((Date.now() - ts) / 1e3).toFixed(1)} s`);
+    }
+  }
+
+  results.machine.loadAverage = { start: load0, end: os.loadavg() };
+  results.machine.pageFaultSeconds = pageFault;
+  results.machine.mallocTuning = process.env.POSENC_BENCH_MALLOC === '1' ? MALLOC_ENV : null;
+  results.seconds = (Date.now() - t0) / 1e3;
+  const { report } = await import('./report.mjs');
+  const { markdown, targets } = report(results);
+  results.targets = targets;
+  fs.writeFileSync(OUT, `${JSON.stringify(results, null, 1)}\n`);
+  process.stdout.write(markdown);
+  log(`bench: wrote ${path.relative(ROOT, OUT)} in ${results.seconds.toFixed(0)} s`);
+}
+
+main().catch((e) => {
+  log(e.stack ?? String(e));
+  process.exit(1);
+});
