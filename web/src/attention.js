@@ -192,6 +192,8 @@ export function attention(ctx, q, k, v, options) {
     throw typeError(where, `options.alibi must be true (standard slopes), false, or a Float32Array of ${s.heads} slopes (one per query head)`, alibi);
   }
   const pos = readPositions(where, o.positions, s.qLen, s.kLen);
+  // Positions given as views of wasm memory are copied now: the allocations below could detach them.
+  for (const key of ['q', 'k']) if (ArrayBuffer.isView(pos[key]) && heap.isView(pos[key])) pos[key] = pos[key].slice();
   if (rope !== null && pos.q === null && s.qLen > s.kLen) {
     throw new RangeError(
       `${where}: with options.rope and default positions qLen (${s.qLen}) must be <= kLen (${s.kLen}) (query i sits at kLen - qLen + i, which must be >= 0); give options.positions.q`,
