@@ -638,6 +638,20 @@ test('memory: without weights, attention does not grow the wasm memory with qLen
   }
 });
 
+test('API surface: the encodings and attention are on every instance', async () => {
+  for (const build of BUILDS) {
+    const pe = await loadBuild(build.simd);
+    for (const name of ['alibiSlopes', 'alibiBias', 'alibiBiasFromMask', 'sinusoidal', 'learned', 'attention']) {
+      assert.equal(typeof pe[name], 'function', name);
+    }
+    assert.equal(typeof pe.sinusoidal.add, 'function', 'pe.sinusoidal.add');
+    assert.ok(Object.isFrozen(pe) && Object.isFrozen(pe.sinusoidal));
+    const L = pe.learned(new Float32Array(8), { dModel: 2 });
+    for (const m of ['lookup', 'add', 'free']) assert.equal(typeof L[m], 'function', `learned.${m}`);
+    L.free();
+  }
+});
+
 test('worst errors (attention)', (t) => {
   worst.report(t);
 });

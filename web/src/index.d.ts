@@ -242,6 +242,8 @@ export interface Posenc {
    * the causal mask (key j visible to query i iff kpos[j] ≤ qpos[i]), the ALiBi bias slope[h] · (kpos[j] −
    * qpos[i]) and the RoPE angles. A fully masked query row (causal with qLen > kLen or with explicit positions)
    * gives an all-zero output row and an all-zero weights row. Logits of any finite size (±1e4) stay finite.
+   * q, k, v must hold finite values, with scale · q·k finite (not checked per element; NaN or Infinity in, NaN
+   * out). The SIMD and scalar builds give bit-identical results.
    */
   attention(q: FloatInput, k: FloatInput, v: FloatInput, options: AttentionOptions & { out?: null }): AttentionResult<Float32Array>;
   /** The same, writing into options.out (e.g. a Tensor: zero-copy). */

@@ -5,6 +5,10 @@
 //   const rope = pe.rope({ headDim: 64, scaling: { type: 'llama3', factor: 8, lowFreqFactor: 1,
 //                                                 highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 } });
 //   rope.apply(q, { shape: [batch, seq, heads, 64], layout: 'bshd', positions });
+//   const { out } = pe.attention(q, k, v, { shape: { batch, heads, kvHeads, qLen, kLen, headDim: 64 }, rope,
+//                                          causal: true });          // or alibi: true; returnWeights: true
+//   pe.sinusoidal(seqLen, dModel); pe.sinusoidal.add(x, { shape: [batch, seq, dModel] });
+//   pe.learned(table, { dModel, offset: 2 }).add(x, { shape, positions }); pe.alibiSlopes(nHeads);
 //
 // This entry carries both wasm modules inlined (base64), so bundlers and a plain <script type="module"> need
 // no configuration. 'posenc/url' is the same API loading dist/*.wasm by URL with streaming compilation.
