@@ -1,0 +1,282 @@
+// model.test.js — the tiny models from JS (web/src/model.js over dist/*.wasm, both builds): every shipped model
+// loads and reaches the in-distribution loss/accuracy recorded in its config.json; wasm logits match the native
+// (gcc) logits within the stated tolerance; attention weights; RoPE scalings; malformed files are rejected with
+// clear errors; memory is released.
+//
+// Tolerance, native (gcc -O3) vs wasm: |logit difference| <= 1e-5 absolute. Both run the same C with the same
+// summation order and no FMA contraction (GELU's tanh is our own arithmetic, not libm's); they could differ only
+// in expf inside pe_attention (glibc vs musl) and in pe_attention's SIMD path. Observed: bit-identical (the
+// only difference is logits.json's 9-digit decimals, < 1e-8).
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync, readdirSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createModelApi, parseSafetensors, ModelFileError, readTensor } from '../../web/src/model.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const MODELS = process.env.POSENC_MODELS_DIR ?? join(ROOT, 'web/playground/public/models'); // override: test a fresh `train.mjs --out DIR`
+const NATIVE_TOL = 1e-5;
+
+async function instantiate(file) {
+  const module = new WebAssembly.Module(readFileSync(join(ROOT, file)));
+  const imports = {};
+  for (const imp of WebAssembly.Module.imports(module)) {
+    (imports[imp.module] ??= {})[imp.name] = imp.name === 'proc_exit' ? (c) => { throw new Error(`proc_exit(${c})`); } : () => 52;
+  }
+  const instance = await WebAssembly.instantiate(module, imports);
+  if (instance.exports._initialize) instance.exports._initialize();
+  return instance;
+}
+
+const builds = [
+  ['simd', 'dist/posenc.simd.wasm'],
+  ['scalar', 'dist/posenc.wasm'],
+];
+
+const modelNames = existsSync(MODELS)
+  ? readdirSync(MODELS).filter((d) => existsSync(join(MODELS, d, 'config.json'))).sort()
+  : [];
+
+function readModel(name) {
+  const dir = join(MODELS, name);
+  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const bytes = new Uint8Array(readFileSync(join(dir, config.posenc.weights)));
+  return { config, bytes, dir };
+}
+
+function checkSet(config) {
+  return JSON.parse(readFileSync(join(MODELS, `${config.posenc.task}-check.json`), 'utf8'));
+}
+
+// A safetensors writer for crafting test files: tensors { name: { dtype, shape, data: Uint8Array } }.
+function writeSafetensors(tensors, metadata) {
+  const header = {};
+  if (metadata) header.__metadata__ = metadata;
+  let off = 0;
+  const parts = [];
+  for (const [name, t] of Object.entries(tensors)) {
+    header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [off, off + t.data.length] };
+    parts.push(t.data);
+    off += t.data.length;
+  }
+  let json = JSON.stringify(header);
+  while ((8 + json.length) % 8) json += ' ';
+  const out = new Uint8Array(8 + json.length + off);
+  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+  out.set(new TextEncoder().encode(json), 8);
+  let at = 8 + json.length;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
+// Rewrites a real model file: edit(header object) may change it; tensor data is kept by name.
+function rewrite(bytes, edit) {
+  const parsed = parseSafetensors(bytes);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + parsed.headerLength)));
+  const meta = header.__metadata__;
+  delete header.__metadata__;
+  const tensors = {};
+  for (const [name, t] of Object.entries(header)) {
+    tensors[name] = { dtype: t.dtype, shape: t.shape, data: bytes.slice(parsed.dataOffset + t.data_offsets[0], parsed.dataOffset + t.data_offsets[1]) };
+  }
+  const m = { ...meta };
+  edit(tensors, m);
+  return writeSafetensors(tensors, m);
+}
+
+test('shipped models exist (run `npm run train` to make them)', () => {
+  assert.ok(modelNames.length >= 10, `expected 10 models in ${MODELS}, found ${modelNames.join(', ') || 'none'}`);
+  for (const t of ['copy', 'lm']) for (const pe of ['none', 'sinusoidal', 'learned', 'rope', 'alibi']) assert.ok(modelNames.includes(`${t}-${pe}`), `${t}-${pe} missing`);
+});
+
+for (const [buildName, file] of builds) {
+  describe(`tiny models, ${buildName} build`, async () => {
+    const instance = await instantiate(file);
+    const api = createModelApi(instance);
+
+    for (const name of modelNames) {
+      test(`${name}: loads, reaches its recorded in-distribution loss/accuracy, matches native logits`, () => {
+        const { config, bytes, dir } = readModel(name);
+        const model = api.loadModel(bytes, config);
+        try {
+          assert.equal(model.positionEncoding, config.position_encoding);
+          assert.equal(model.vocab, config.posenc.vocab);
+          // in distribution: the check set, as recorded by the trainer (native)
+          const set = checkSet(config);
+          let lossSum = 0, correct = 0, count = 0;
+          for (const seq of set.sequences) {
+            const text = seq.text;
+            const tokens = model.encode(text.slice(0, -1));
+            const all = model.encode(text);
+            const targets = new Int32Array(tokens.length);
+            for (let i = 0; i < tokens.length; i++) targets[i] = seq.scored[i] === '1' ? all[i + 1] : -1;
+            const r = model.evaluate(tokens, { targets });
+            lossSum += r.lossSum; correct += r.correct; count += r.count;
+          }
+          const rec = config.posenc.evaluation.in_distribution;
+          assert.equal(count, rec.targets, 'scored targets');
+          const loss = lossSum / count, acc = correct / count;
+          assert.ok(Math.abs(loss - rec.loss) <= 1e-4 * Math.max(1, rec.loss), `loss ${loss} vs recorded ${rec.loss}`);
+          assert.ok(Math.abs(acc - rec.accuracy) <= 1 / count + 1e-12, `accuracy ${acc} vs recorded ${rec.accuracy}`);
+          // native (gcc) logits vs wasm
+          const native = JSON.parse(readFileSync(join(dir, 'logits.json'), 'utf8'));
+          const { logits } = model.forward(native.text);
+          assert.equal(logits.length, native.logits.length);
+          let md = 0;
+          for (let i = 0; i < logits.length; i++) md = Math.max(md, Math.abs(logits[i] - native.logits[i]));
+          assert.ok(md <= NATIVE_TOL, `max |wasm - native| logit difference ${md} > ${NATIVE_TOL}`);
+        } finally {
+          model.free();
+        }
+      });
+    }
+
+    test('attention weights: shape, causal zeros, rows sum to 1; same logits with and without', () => {
+      const { config, bytes } = readModel('copy-alibi');
+      const model = api.loadModel(bytes, config);
+      const text = '.abc|abc.de|d';
+      const n = text.length;
+      const a = model.forward(text, { attention: true });
+      const b = model.forward(text);
+      assert.deepEqual(a.logits, b.logits);
+      assert.equal(a.attention.length, model.numLayers * model.numHeads * n * n);
+      for (let r = 0; r < model.numLayers * model.numHeads * n; r++) {
+        const i = r % n;
+        let s = 0;
+        for (let j = 0; j < n; j++) {
+          const p = a.attention[r * n + j];
+          if (j > i) assert.equal(p, 0);
+          s += p;
+        }
+        assert.ok(Math.abs(s - 1) < 1e-5, `row sum ${s}`);
+      }
+      model.free();
+    });
+
+    test('RoPE scalings run beyond the training length; other models reject them', () => {
+      const { config, bytes } = readModel('copy-rope');
+      const model = api.loadModel(bytes, config);
+      const T = model.maxPositionEmbeddings;
+      const tokens = new Int32Array(4 * T).map((_, i) => (i * 7) % model.vocabSize);
+      const base = model.forward(tokens).logits;
+      for (const type of ['linear', 'ntk', 'dynamic', 'yarn']) {
+        const { logits } = model.forward(tokens, { ropeScaling: { type, factor: 4 } });
+        assert.ok(logits.every(Number.isFinite), type);
+        assert.notDeepEqual(logits, base, `${type} changes the logits`);
+      }
+      assert.deepEqual(model.forward(tokens, { ropeScaling: { type: 'trained' } }).logits, base);
+      assert.throws(() => model.forward(tokens, { ropeScaling: { type: 'longrope', factor: 2 } }), RangeError);
+      assert.throws(() => model.forward(tokens, { ropeScaling: { type: 'yarn', factor: 0 } }), /factor must be a finite number > 0/);
+      model.free();
+      const alibi = api.loadModel(readModel('copy-alibi').bytes, readModel('copy-alibi').config);
+      assert.throws(() => alibi.forward([1, 2], { ropeScaling: { type: 'linear', factor: 2 } }), /applies to RoPE models/);
+      alibi.free();
+    });
+
+    test('bad inputs: learned positions past the table, unknown characters, token ids', () => {
+      const { config, bytes } = readModel('copy-learned');
+      const model = api.loadModel(bytes, config);
+      const T = model.maxPositionEmbeddings;
+      assert.throws(() => model.forward(new Int32Array(T + 1)), /max_position_embeddings = 64/);
+      assert.equal(model.forward(new Int32Array(T)).seqLen, T);
+      assert.throws(() => model.encode('abc!'), /character "!" at index 3/);
+      assert.throws(() => model.forward([0, 99]), /\[0, 27\], got 99 at index 1/);
+      assert.throws(() => model.forward([0, 1.5]), RangeError);
+      assert.throws(() => model.forward([]), /at least 1 token/);
+      assert.throws(() => model.forward(42), TypeError);
+      assert.equal(model.decode(model.encode('.ab|ab')), '.ab|ab');
+      model.free();
+      assert.throws(() => model.forward([1]), /freed/);
+      model.free(); // twice is fine
+    });
+
+    test('malformed files are rejected with clear errors', () => {
+      const { config, bytes } = readModel('lm-rope');
+      const rejects = (b, re, cfg = config) => assert.throws(() => api.loadModel(b, cfg), (e) => e instanceof ModelFileError && re.test(e.message), String(re));
+      // truncated anywhere
+      for (const cut of [0, 4, 7, 8, 20, 100, bytes.length >> 1, bytes.length - 4, bytes.length - 1]) {
+        rejects(bytes.slice(0, cut), /too short|past the end|outside the data section|malformed JSON|cover/);
+      }
+      // header length past the end
+      const big = bytes.slice();
+      new DataView(big.buffer).setBigUint64(0, BigInt(bytes.length), true);
+      rejects(big, /header length \d+ runs past the end/);
+      const huge = bytes.slice();
+      new DataView(huge.buffer).setBigUint64(0, 1n << 62n, true);
+      rejects(huge, /runs past the end/);
+      // corrupted JSON
+      const bad = bytes.slice();
+      bad[8] = 0x5b; // '['
+      rejects(bad, /malformed JSON|must be an object/);
+      const bad2 = bytes.slice();
+      bad2[12] = 0xff;
+      rejects(bad2, /UTF-8|malformed JSON/);
+      // wrong dtype, missing tensor, extra tensor, wrong shape, overlap
+      rejects(rewrite(bytes, (t) => { t['model.norm.weight'].dtype = 'F16'; t['model.norm.weight'].data = t['model.norm.weight'].data.slice(0, 128); }), /dtype F16, only F32/);
+      rejects(rewrite(bytes, (t) => { delete t['model.layers.1.mlp.up_proj.weight']; }), /missing tensor 'model.layers.1.mlp.up_proj.weight'/);
+      rejects(rewrite(bytes, (t) => { t['lm_head.weight'] = { dtype: 'F32', shape: [1], data: new Uint8Array(4) }; }), /unexpected tensor 'lm_head.weight'/);
+      rejects(rewrite(bytes, (t) => { t['model.norm.weight'].shape = [4, 16]; }), /shape \[4, 16\], expected \[64\]/);
+      rejects(rewrite(bytes, (t) => { t['model.norm.weight'].dtype = 'Q4'; }), /unknown dtype "Q4"/);
+      // metadata: missing key (the C loader's message), mismatch with config.json
+      rejects(rewrite(bytes, (t, m) => { delete m.embedding_multiplier; }), /lacks 'embedding_multiplier'/);
+      rejects(bytes, /config.json says hidden_size = 32 but the safetensors file says 64/, { ...config, hidden_size: 32 });
+      rejects(bytes, /position_encoding must be one of/, { ...config, position_encoding: 'spiral' });
+      rejects(bytes, /config.json lacks 'rope_theta'/, Object.fromEntries(Object.entries(config).filter(([k]) => k !== 'rope_theta')));
+      // raw parser: overlaps, holes, bad offsets
+      const f32 = (n) => new Uint8Array(4 * n);
+      const raw = (header, dataLen) => {
+        const json = JSON.stringify(header);
+        const out = new Uint8Array(8 + json.length + dataLen);
+        new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+        out.set(new TextEncoder().encode(json), 8);
+        return out;
+      };
+      assert.throws(() => parseSafetensors(raw({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] } }, 12)), /overlaps/);
+      assert.throws(() => parseSafetensors(raw({ a: { dtype: 'F32', shape: [2], data_offsets: [4, 12] } }, 12)), /hole/);
+      assert.throws(() => parseSafetensors(raw({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }, 12)), /cover 8 of the 12/);
+      assert.throws(() => parseSafetensors(raw({ a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, 8)), /needs 12/);
+      assert.throws(() => parseSafetensors(raw({ a: { dtype: 'F32', shape: [-1], data_offsets: [0, 8] } }, 8)), /non-negative integers/);
+      assert.throws(() => parseSafetensors(raw({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8], extra: 1 } }, 8)), /unknown key 'extra'/);
+      assert.throws(() => parseSafetensors(raw({ __metadata__: { a: 1 } }, 0)), /must be a string/);
+      assert.throws(() => parseSafetensors('not bytes'), TypeError);
+      const ok = parseSafetensors(writeSafetensors({ x: { dtype: 'F32', shape: [2], data: f32(2) } }, { k: 'v' }));
+      assert.deepEqual(ok.metadata, { k: 'v' });
+      assert.deepEqual(readTensor(writeSafetensors({ x: { dtype: 'F32', shape: [2], data: new Uint8Array(new Float32Array([1.5, -2]).buffer) } }), parseSafetensors(writeSafetensors({ x: { dtype: 'F32', shape: [2], data: f32(2) } })), 'x').length, 2);
+      // the module still works after all that
+      const m = api.loadModel(bytes, config);
+      assert.equal(m.forward('the cat').seqLen, 7);
+      m.free();
+    });
+
+    test('load/free 30 times: memory does not keep growing', () => {
+      const { config, bytes } = readModel('lm-sinusoidal');
+      const mem = () => instance.exports.memory.buffer.byteLength;
+      const once = () => {
+        const m = api.loadModel(bytes, config);
+        m.forward(new Int32Array(256), { attention: true });
+        m.free();
+      };
+      for (let i = 0; i < 3; i++) once(); // the first rounds may grow the memory once
+      const before = mem();
+      for (let i = 0; i < 30; i++) once();
+      assert.equal(mem(), before);
+    });
+  });
+}
+
+test('SIMD and scalar builds give the same logits (<= 1e-5)', async () => {
+  const [a, b] = await Promise.all(builds.map(([, f]) => instantiate(f)));
+  const apiA = createModelApi(a), apiB = createModelApi(b);
+  for (const name of ['copy-rope', 'lm-alibi', 'lm-none']) {
+    const { config, bytes } = readModel(name);
+    const ma = apiA.loadModel(bytes, config), mb = apiB.loadModel(bytes, config);
+    const tokens = new Int32Array(3 * ma.maxPositionEmbeddings).map((_, i) => (i * 11 + 3) % ma.vocabSize);
+    const la = ma.forward(tokens).logits, lb = mb.forward(tokens).logits;
+    let md = 0;
+    for (let i = 0; i < la.length; i++) md = Math.max(md, Math.abs(la[i] - lb[i]));
+    assert.ok(md <= 1e-5, `${name}: SIMD vs scalar ${md}`);
+    ma.free();
+    mb.free();
+  }
+});

@@ -1,0 +1,463 @@
+// model.js — the playground's tiny transformers (c/model/model.c) from JS: a safetensors reader that rejects
+// malformed files with a clear message, config.json checks, and a thin wrapper over the wasm forward
+// (pe_model_open / pe_model_load / pe_model_forward / pe_model_rope).
+//
+//   import { createModelApi } from './model.js';
+//   const models = createModelApi(instance);            // a WebAssembly.Instance, its exports, or { exports }
+//   const m = models.loadModel(safetensorsBytes, configJson);
+//   const { logits, attention } = m.forward(m.encode('.abc|ab'), { attention: true });
+//   m.evaluate(tokens)                                  // { loss, accuracy, count } on next-token targets
+//   m.forward(tokens, { ropeScaling: { type: 'yarn', factor: 4 } })   // RoPE models: inference-time scaling
+//   m.free();
+//
+// Shapes: logits (seqLen, vocabSize); attention (layers, heads, seqLen, seqLen), softmax rows, zero above the
+// diagonal. Every error names what is wrong: ModelFileError for a malformed / truncated / mismatched file,
+// TypeError for a wrong argument type, RangeError for a value out of range.
+
+const DTYPE_BYTES = {
+  F64: 8, F32: 4, F16: 2, BF16: 2, F8_E4M3: 1, F8_E5M2: 1,
+  I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1,
+};
+const MAX_HEADER_BYTES = 100 * 1024 * 1024; // the safetensors spec's own limit
+
+export const POSITION_ENCODINGS = Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi']);
+export const ROPE_SCALINGS = Object.freeze(['trained', 'linear', 'ntk', 'dynamic', 'yarn']); // pe_model_rope_scaling
+const PE_OK = 0;
+
+/** A safetensors or config.json file that cannot be used; the message says where and why. */
+export class ModelFileError extends Error {
+  constructor(message) {
+    super(`posenc model: ${message}`);
+    this.name = 'ModelFileError';
+  }
+}
+
+function show(v) {
+  if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
+  if (Array.isArray(v)) return `an Array(${v.length})`;
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}(${v.length})`;
+  if (typeof v === 'object') return v.constructor && v.constructor.name !== 'Object' ? `a ${v.constructor.name}` : 'an object';
+  return String(v);
+}
+
+function toBytes(bytes, where) {
+  if (bytes instanceof Uint8Array) return bytes;
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  throw new TypeError(`${where}: the file must be a Uint8Array, ArrayBuffer or typed array, got ${show(bytes)}`);
+}
+
+/**
+ * Parses a safetensors file's header and checks it against the data: header length within the file, valid
+ * JSON object, every tensor entry with a known dtype, integer shape and data_offsets inside the data section,
+ * sized for its shape, no overlaps and no holes. Returns { metadata, tensors, dataOffset, headerLength }, where
+ * tensors maps a name to { dtype, shape, begin, end } (offsets relative to dataOffset).
+ */
+export function parseSafetensors(bytes) {
+  const u8 = toBytes(bytes, 'parseSafetensors');
+  if (u8.length < 8) throw new ModelFileError(`safetensors: file too short (${u8.length} bytes) for the 8-byte header length`);
+  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  const n = dv.getBigUint64(0, true);
+  if (n > BigInt(u8.length - 8)) {
+    throw new ModelFileError(`safetensors: header length ${n} runs past the end of the file (${u8.length} bytes): truncated or not a safetensors file`);
+  }
+  const headerLength = Number(n);
+  if (headerLength < 2 || headerLength > MAX_HEADER_BYTES) throw new ModelFileError(`safetensors: implausible header length ${headerLength}`);
+  let text;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(u8.subarray(8, 8 + headerLength));
+  } catch {
+    throw new ModelFileError('safetensors: the header is not valid UTF-8');
+  }
+  let header;
+  try {
+    header = JSON.parse(text);
+  } catch (e) {
+    throw new ModelFileError(`safetensors: malformed JSON header: ${e.message}`);
+  }
+  if (header === null || typeof header !== 'object' || Array.isArray(header)) {
+    throw new ModelFileError('safetensors: malformed JSON header: it must be an object');
+  }
+  const dataOffset = 8 + headerLength;
+  const dataSize = u8.length - dataOffset;
+  const metadata = {};
+  const tensors = new Map();
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__') {
+      if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ModelFileError('safetensors: __metadata__ must be an object');
+      for (const [k, v] of Object.entries(entry)) {
+        if (typeof v !== 'string') throw new ModelFileError(`safetensors: __metadata__ value of '${k}' must be a string, got ${show(v)}`);
+        metadata[k] = v;
+      }
+      continue;
+    }
+    const where = `safetensors: tensor '${name}'`;
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ModelFileError(`${where}: entry must be an object`);
+    for (const k of Object.keys(entry)) {
+      if (k !== 'dtype' && k !== 'shape' && k !== 'data_offsets') throw new ModelFileError(`${where}: unknown key '${k}'`);
+    }
+    const { dtype, shape, data_offsets: off } = entry;
+    if (typeof dtype !== 'string') throw new ModelFileError(`${where} lacks dtype`);
+    if (!(dtype in DTYPE_BYTES)) throw new ModelFileError(`${where}: unknown dtype ${show(dtype)}`);
+    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+      throw new ModelFileError(`${where}: shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
+    }
+    if (!Array.isArray(off) || off.length !== 2 || !off.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+      throw new ModelFileError(`${where}: data_offsets must be [begin, end], got ${JSON.stringify(off)}`);
+    }
+    const [begin, end] = off;
+    if (begin > end || end > dataSize) {
+      throw new ModelFileError(`${where}: data_offsets [${begin}, ${end}] outside the data section of ${dataSize} bytes (truncated file?)`);
+    }
+    const numel = shape.reduce((a, b) => a * b, 1);
+    if (end - begin !== numel * DTYPE_BYTES[dtype]) {
+      throw new ModelFileError(`${where}: data_offsets span ${end - begin} bytes, its shape [${shape}] of ${dtype} needs ${numel * DTYPE_BYTES[dtype]}`);
+    }
+    tensors.set(name, { dtype, shape: [...shape], begin, end });
+  }
+  // no overlaps, no holes: sorted by begin, each starts where the previous ended, the last ends at dataSize
+  const spans = [...tensors.entries()].sort((a, b) => a[1].begin - b[1].begin || a[1].end - b[1].end);
+  let at = 0;
+  for (const [name, t] of spans) {
+    if (t.begin < at) throw new ModelFileError(`safetensors: tensor '${name}' overlaps the one before it`);
+    if (t.begin > at) throw new ModelFileError(`safetensors: the data section has a hole before tensor '${name}' (bytes ${at}..${t.begin})`);
+    at = t.end;
+  }
+  if (at !== dataSize) throw new ModelFileError(`safetensors: the tensors cover ${at} of the ${dataSize} data bytes (holes or trailing bytes)`);
+  return { metadata, tensors, dataOffset, headerLength };
+}
+
+/** A tensor's values as a new Float32Array (F32 tensors only). */
+export function readTensor(bytes, parsed, name) {
+  const u8 = toBytes(bytes, 'readTensor');
+  const t = parsed.tensors.get(name);
+  if (!t) throw new ModelFileError(`safetensors: missing tensor '${name}'`);
+  if (t.dtype !== 'F32') throw new ModelFileError(`safetensors: tensor '${name}': dtype ${t.dtype}, only F32 is supported`);
+  const out = new Float32Array((t.end - t.begin) / 4);
+  new Uint8Array(out.buffer).set(u8.subarray(parsed.dataOffset + t.begin, parsed.dataOffset + t.end));
+  return out;
+}
+
+// The fields config.json and the safetensors __metadata__ must agree on.
+const INT_FIELDS = ['vocab_size', 'hidden_size', 'num_hidden_layers', 'num_attention_heads', 'intermediate_size', 'max_position_embeddings'];
+
+/**
+ * Checks a config.json object (as parsed) against the safetensors metadata and returns the resolved model
+ * description: { vocabSize, hiddenSize, numLayers, numHeads, intermediateSize, maxPositionEmbeddings,
+ * positionEncoding, ropeTheta, vocab, task, config }.
+ */
+export function checkConfig(config, metadata) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new TypeError(`loadModel: config must be the parsed config.json object, got ${show(config)}`);
+  }
+  for (const k of [...INT_FIELDS, 'position_encoding', 'rope_theta']) {
+    if (!(k in config)) throw new ModelFileError(`config.json lacks '${k}'`);
+  }
+  for (const k of INT_FIELDS) {
+    if (!Number.isSafeInteger(config[k]) || config[k] < 1) throw new ModelFileError(`config.json: ${k} must be a positive integer, got ${show(config[k])}`);
+    if (metadata && k in metadata && Number(metadata[k]) !== config[k]) {
+      throw new ModelFileError(`config.json says ${k} = ${config[k]} but the safetensors file says ${metadata[k]}`);
+    }
+  }
+  if (!POSITION_ENCODINGS.includes(config.position_encoding)) {
+    throw new ModelFileError(`config.json: position_encoding must be one of ${POSITION_ENCODINGS.join(', ')}, got ${show(config.position_encoding)}`);
+  }
+  if (metadata && 'position_encoding' in metadata && metadata.position_encoding !== config.position_encoding) {
+    throw new ModelFileError(`config.json says position_encoding = ${config.position_encoding} but the safetensors file says ${metadata.position_encoding}`);
+  }
+  if (metadata && 'rope_theta' in metadata && Number(metadata.rope_theta) !== config.rope_theta) {
+    throw new ModelFileError(`config.json says rope_theta = ${config.rope_theta} but the safetensors file says ${metadata.rope_theta}`);
+  }
+  const vocab = config.posenc?.vocab;
+  if (vocab !== undefined && (typeof vocab !== 'string' || [...vocab].length !== config.vocab_size)) {
+    throw new ModelFileError(`config.json: posenc.vocab must be a string of vocab_size = ${config.vocab_size} characters`);
+  }
+  return {
+    vocabSize: config.vocab_size,
+    hiddenSize: config.hidden_size,
+    numLayers: config.num_hidden_layers,
+    numHeads: config.num_attention_heads,
+    intermediateSize: config.intermediate_size,
+    maxPositionEmbeddings: config.max_position_embeddings,
+    positionEncoding: config.position_encoding,
+    ropeTheta: config.rope_theta,
+    vocab: vocab ?? null,
+    task: config.posenc?.task ?? null,
+    config,
+  };
+}
+
+function exportsOf(x) {
+  if (x && x.exports && x.exports.memory) return x.exports; // WebAssembly.Instance or { exports }
+  if (x && x.memory) return x;
+  throw new TypeError(`createModelApi: expected a WebAssembly.Instance or its exports, got ${show(x)}`);
+}
+
+const REQUIRED = ['memory', 'malloc', 'free', 'pe_model_struct_size', 'pe_model_open', 'pe_model_load', 'pe_model_message',
+  'pe_model_rope', 'pe_model_scratch_size', 'pe_model_forward', 'pe_abi_rope_config_layout'];
+
+/**
+ * The model API over one instantiated posenc wasm module: { loadModel, fetchModel, parseSafetensors,
+ * checkConfig, ModelFileError }. Each model owns its wasm memory until model.free().
+ */
+export function createModelApi(instance) {
+  const ex = exportsOf(instance);
+  for (const name of REQUIRED) {
+    if (typeof ex[name] !== 'function' && !(name === 'memory' && ex.memory)) {
+      throw new Error(`posenc: the wasm module does not export ${name} (built without c/model/model.c?)`);
+    }
+  }
+  const u8 = () => new Uint8Array(ex.memory.buffer);
+  const malloc = (n) => {
+    const p = ex.malloc(Math.max(1, n)) >>> 0;
+    if (p === 0) throw new RangeError(`posenc model: out of wasm memory allocating ${n} bytes`);
+    return p;
+  };
+  const cString = (ptr) => {
+    const m = u8();
+    let end = ptr;
+    while (m[end] !== 0) end++;
+    return new TextDecoder().decode(m.subarray(ptr, end));
+  };
+  let ropeSize = 0;
+  {
+    const countPtr = malloc(4);
+    const layout = ex.pe_abi_rope_config_layout(countPtr) >>> 0;
+    const count = new Int32Array(ex.memory.buffer, countPtr, 1)[0];
+    ropeSize = new Int32Array(ex.memory.buffer, layout, count)[count - 1]; // last entry: sizeof(pe_rope)
+    ex.free(countPtr);
+  }
+  const modelSize = ex.pe_model_struct_size() >>> 0;
+
+  function loadModel(bytes, config) {
+    const file = toBytes(bytes, 'loadModel');
+    const parsed = parseSafetensors(file); // JS-side checks and messages first
+    const info = checkConfig(config, parsed.metadata);
+    for (const [name, t] of parsed.tensors) {
+      if (t.dtype !== 'F32') throw new ModelFileError(`safetensors: tensor '${name}': dtype ${t.dtype}, only F32 is supported`);
+    }
+    const m = malloc(modelSize);
+    let filePtr = 0, weights = 0;
+    try {
+      filePtr = malloc(file.length);
+      u8().set(file, filePtr);
+      const nPtr = malloc(4);
+      let st = ex.pe_model_open(m, nPtr, filePtr, file.length);
+      const nWeights = new Uint32Array(ex.memory.buffer, nPtr, 1)[0];
+      ex.free(nPtr);
+      if (st !== PE_OK) throw new ModelFileError(cString(ex.pe_model_message(m) >>> 0));
+      weights = malloc(nWeights * 4);
+      st = ex.pe_model_load(m, weights, nWeights, filePtr, file.length);
+      if (st !== PE_OK) throw new ModelFileError(cString(ex.pe_model_message(m) >>> 0));
+    } catch (e) {
+      if (weights) ex.free(weights);
+      ex.free(m);
+      throw e;
+    } finally {
+      if (filePtr) ex.free(filePtr);
+    }
+    return new TinyModel(ex, { m, weights, ropeSize, malloc, cString, info, metadata: parsed.metadata });
+  }
+
+  /**
+   * Fetches `${baseUrl}/config.json` and the weights it names (default model.safetensors) and loads them.
+   * baseUrl: a directory URL such as '/models/copy-rope/'.
+   */
+  async function fetchModel(baseUrl, { fetch: f = globalThis.fetch } = {}) {
+    if (typeof baseUrl !== 'string' && !(baseUrl instanceof URL)) throw new TypeError(`fetchModel: baseUrl must be a string or URL, got ${show(baseUrl)}`);
+    const base = String(baseUrl).endsWith('/') ? String(baseUrl) : `${baseUrl}/`;
+    const get = async (name) => {
+      const r = await f(base + name);
+      if (!r.ok) throw new ModelFileError(`${base + name}: HTTP ${r.status}`);
+      return r;
+    };
+    const config = await (await get('config.json')).json();
+    const weightsName = config?.posenc?.weights ?? 'model.safetensors';
+    const bytes = new Uint8Array(await (await get(weightsName)).arrayBuffer());
+    return loadModel(bytes, config);
+  }
+
+  return Object.freeze({ loadModel, fetchModel, parseSafetensors, checkConfig, ModelFileError });
+}
+
+/** One loaded model. Not thread-safe; keep using it from the thread that made it. */
+export class TinyModel {
+  #ex;
+  #p; // pointers and helpers
+  #scratch = { ptr: 0, floats: 0 };
+  #buf = { ptr: 0, bytes: 0 };
+  #rope = 0;
+  #freed = false;
+
+  constructor(ex, p) {
+    this.#ex = ex;
+    this.#p = p;
+    const i = p.info;
+    this.vocabSize = i.vocabSize;
+    this.hiddenSize = i.hiddenSize;
+    this.numLayers = i.numLayers;
+    this.numHeads = i.numHeads;
+    this.maxPositionEmbeddings = i.maxPositionEmbeddings;
+    this.positionEncoding = i.positionEncoding;
+    this.vocab = i.vocab;
+    this.task = i.task;
+    this.config = i.config;
+    this.metadata = p.metadata;
+    Object.freeze(this.metadata);
+  }
+
+  #alive(where) {
+    if (this.#freed) throw new Error(`${where}: the model was freed`);
+  }
+
+  /** Text to token ids through the vocabulary string (one character per token). */
+  encode(text) {
+    if (typeof text !== 'string') throw new TypeError(`encode: text must be a string, got ${show(text)}`);
+    if (!this.vocab) throw new Error('encode: this model has no vocabulary (config.json lacks posenc.vocab)');
+    const chars = [...text];
+    const out = new Int32Array(chars.length);
+    for (let i = 0; i < chars.length; i++) {
+      const id = this.vocab.indexOf(chars[i]);
+      if (id < 0) throw new RangeError(`encode: character ${JSON.stringify(chars[i])} at index ${i} is not in the vocabulary ${JSON.stringify(this.vocab)}`);
+      out[i] = id;
+    }
+    return out;
+  }
+
+  /** Token ids to text. */
+  decode(tokens) {
+    if (!this.vocab) throw new Error('decode: this model has no vocabulary (config.json lacks posenc.vocab)');
+    let s = '';
+    for (const t of tokens) {
+      if (!Number.isInteger(t) || t < 0 || t >= this.vocabSize) throw new RangeError(`decode: token ids must be integers in [0, ${this.vocabSize - 1}], got ${show(t)}`);
+      s += this.vocab[t];
+    }
+    return s;
+  }
+
+  #tokens(tokens, where) {
+    if (typeof tokens === 'string') return this.encode(tokens);
+    if (!(tokens instanceof Int32Array) && !Array.isArray(tokens) && !ArrayBuffer.isView(tokens)) {
+      throw new TypeError(`${where}: tokens must be an Int32Array, an array of token ids or a string, got ${show(tokens)}`);
+    }
+    const n = tokens.length;
+    if (n < 1) throw new RangeError(`${where}: tokens must hold at least 1 token, got 0`);
+    if (this.positionEncoding === 'learned' && n > this.maxPositionEmbeddings) {
+      throw new RangeError(`${where}: a learned-position model reads at most max_position_embeddings = ${this.maxPositionEmbeddings} tokens, got ${n}`);
+    }
+    const out = tokens instanceof Int32Array ? tokens : Int32Array.from(tokens);
+    for (let i = 0; i < n; i++) {
+      if (!(out[i] >= 0 && out[i] < this.vocabSize) || out[i] !== Number(tokens[i])) {
+        throw new RangeError(`${where}: token ids must be integers in [0, ${this.vocabSize - 1}], got ${show(tokens[i])} at index ${i}`);
+      }
+    }
+    return out;
+  }
+
+  #ropeFor(scaling, where) {
+    if (scaling == null) return 0;
+    if (this.positionEncoding !== 'rope') throw new RangeError(`${where}: ropeScaling applies to RoPE models; this one uses ${this.positionEncoding}`);
+    if (typeof scaling !== 'object') throw new TypeError(`${where}: ropeScaling must be { type, factor }, got ${show(scaling)}`);
+    const type = ROPE_SCALINGS.indexOf(scaling.type);
+    if (type < 0) throw new RangeError(`${where}: ropeScaling.type must be one of ${ROPE_SCALINGS.join(', ')}, got ${show(scaling.type)}`);
+    const factor = scaling.factor ?? 1;
+    if (typeof factor !== 'number' || !(factor > 0) || !Number.isFinite(factor)) {
+      throw new RangeError(`${where}: ropeScaling.factor must be a finite number > 0, got ${show(scaling.factor)}`);
+    }
+    const ex = this.#ex;
+    if (!this.#rope) this.#rope = this.#p.malloc(this.#p.ropeSize);
+    const st = ex.pe_model_rope(this.#rope, this.#p.m, type, factor);
+    if (st !== PE_OK) throw new RangeError(`${where}: pe_model_rope failed for ${scaling.type} x ${factor} (status ${st})`);
+    return this.#rope;
+  }
+
+  /**
+   * Runs the model on tokens at positions 0 .. n-1. options.attention: also return the attention weights;
+   * options.ropeScaling: { type: 'linear' | 'ntk' | 'dynamic' | 'yarn' | 'trained', factor } (RoPE models).
+   * Returns { logits: Float32Array(n * vocabSize), attention?: Float32Array(layers * heads * n * n), seqLen, vocabSize }.
+   */
+  forward(tokens, options = {}) {
+    this.#alive('forward');
+    const toks = this.#tokens(tokens, 'forward');
+    const n = toks.length;
+    const ex = this.#ex;
+    const rope = this.#ropeFor(options.ropeScaling, 'forward');
+    const wantAttention = !!options.attention;
+    const V = this.vocabSize;
+    // scratch for this length (grows, never shrinks)
+    const nsPtr = this.#p.malloc(4);
+    ex.pe_model_scratch_size(nsPtr, this.#p.m, n);
+    const ns = new Uint32Array(ex.memory.buffer, nsPtr, 1)[0];
+    ex.free(nsPtr);
+    if (this.#scratch.floats < ns) {
+      if (this.#scratch.ptr) ex.free(this.#scratch.ptr);
+      this.#scratch.ptr = 0;
+      this.#scratch.ptr = this.#p.malloc(ns * 4);
+      this.#scratch.floats = ns;
+    }
+    // one buffer: tokens | logits | attention
+    const attnFloats = wantAttention ? this.numLayers * this.numHeads * n * n : 0;
+    const bytes = 4 * (n + n * V + attnFloats);
+    if (this.#buf.bytes < bytes) {
+      if (this.#buf.ptr) ex.free(this.#buf.ptr);
+      this.#buf.ptr = 0;
+      this.#buf.ptr = this.#p.malloc(bytes);
+      this.#buf.bytes = bytes;
+    }
+    const tokPtr = this.#buf.ptr, logitsPtr = tokPtr + 4 * n, attnPtr = wantAttention ? logitsPtr + 4 * n * V : 0;
+    new Int32Array(ex.memory.buffer, tokPtr, n).set(toks);
+    const st = ex.pe_model_forward(this.#p.m, logitsPtr, attnPtr, tokPtr, n, rope, this.#scratch.ptr, this.#scratch.floats);
+    if (st !== PE_OK) {
+      const msg = this.#p.cString(ex.pe_model_message(this.#p.m) >>> 0);
+      throw new RangeError(`forward: ${msg || `status ${st}`}`);
+    }
+    const out = { logits: new Float32Array(ex.memory.buffer, logitsPtr, n * V).slice(), seqLen: n, vocabSize: V };
+    if (wantAttention) out.attention = new Float32Array(ex.memory.buffer, attnPtr, attnFloats).slice();
+    return out;
+  }
+
+  /**
+   * Mean cross-entropy (nats) and argmax accuracy of next-token predictions. targets: (n,) with -1 for
+   * unscored positions; default: tokens[i + 1] for i < n - 1. Returns { loss, accuracy, count, lossSum, correct }.
+   */
+  evaluate(tokens, options = {}) {
+    const toks = this.#tokens(tokens, 'evaluate');
+    const n = toks.length;
+    let targets = options.targets;
+    if (targets == null) {
+      targets = new Int32Array(n).fill(-1);
+      for (let i = 0; i + 1 < n; i++) targets[i] = toks[i + 1];
+    } else if (targets.length !== n) {
+      throw new RangeError(`evaluate: targets must have the tokens' length ${n}, got ${targets.length}`);
+    }
+    const { logits } = this.forward(toks, { ropeScaling: options.ropeScaling });
+    const V = this.vocabSize;
+    let lossSum = 0, correct = 0, count = 0;
+    for (let i = 0; i < n; i++) {
+      const y = targets[i];
+      if (y < 0) continue;
+      if (!(y < V) || !Number.isInteger(y)) throw new RangeError(`evaluate: targets must be -1 or integers in [0, ${V - 1}], got ${show(y)} at index ${i}`);
+      let mx = -Infinity, am = 0;
+      for (let v = 0; v < V; v++) {
+        const l = logits[i * V + v];
+        if (l > mx) { mx = l; am = v; }
+      }
+      let se = 0;
+      for (let v = 0; v < V; v++) se += Math.exp(logits[i * V + v] - mx);
+      lossSum += mx + Math.log(se) - logits[i * V + y];
+      correct += am === y ? 1 : 0;
+      count++;
+    }
+    return { loss: count ? lossSum / count : NaN, accuracy: count ? correct / count : NaN, count, lossSum, correct };
+  }
+
+  /** Releases the model's wasm memory; the object is unusable afterwards. Safe to call twice. */
+  free() {
+    if (this.#freed) return;
+    const ex = this.#ex;
+    for (const p of [this.#scratch.ptr, this.#buf.ptr, this.#rope, this.#p.weights, this.#p.m]) if (p) ex.free(p);
+    this.#freed = true;
+  }
+}
