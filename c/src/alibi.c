@@ -11,12 +11,6 @@
 #include <math.h>
 #include <stddef.h>
 
-/* ---- local SIMD helpers (not in simd.h yet; candidates to move there) -------------------------- */
-#if PE_SIMD
-PE_INLINE pe_v128 pe__i32x4_make(int32_t a, int32_t b, int32_t c, int32_t d) { return wasm_i32x4_make(a, b, c, d); }
-PE_INLINE pe_v128 pe__f32x4_from_i32x4(pe_v128 v) { return wasm_f32x4_convert_i32x4(v); }
-#endif
-/* ----------------------------------------------------------------------------------------------- */
 
 /* Slope of head h out of n (BLOOM): n0 = largest power of two <= n.
  *   h <  n0: 2^(-8 (h+1) / n0)                   (base 2^(-8/n0), powers 1..n0)
@@ -51,9 +45,9 @@ static void pe__alibi_row(float *row, float slope, int64_t ip, int32_t n) {
 #if PE_SIMD
     const pe_v128 vs = pe_f32x4_splat(slope);
     const pe_v128 four = pe_i32x4_splat(4);
-    pe_v128 d = pe__i32x4_make((int32_t)(0 - ip), (int32_t)(1 - ip), (int32_t)(2 - ip), (int32_t)(3 - ip));
+    pe_v128 d = pe_i32x4_make((int32_t)(0 - ip), (int32_t)(1 - ip), (int32_t)(2 - ip), (int32_t)(3 - ip));
     for (; j + 4 <= n; j += 4) {
-        pe_f32x4_store(row + j, pe_f32x4_mul(vs, pe__f32x4_from_i32x4(d)));
+        pe_f32x4_store(row + j, pe_f32x4_mul(vs, pe_f32x4_from_i32x4(d)));
         d = pe_i32x4_add(d, four);
     }
 #endif

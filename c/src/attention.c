@@ -41,13 +41,6 @@
 #define PE__KB 32 /* keys per tile */
 #define PE__RB 4  /* query rows per register group */
 
-/* ---- local SIMD helpers (not in simd.h yet; candidates to move there) -------------------------- */
-#if PE_SIMD
-PE_INLINE pe_v128 pe__f32x4_div(pe_v128 a, pe_v128 b) { return wasm_f32x4_div(a, b); }
-PE_INLINE pe_v128 pe__f32x4_ge(pe_v128 a, pe_v128 b) { return wasm_f32x4_ge(a, b); }
-PE_INLINE pe_v128 pe__i32x4_sub(pe_v128 a, pe_v128 b) { return wasm_i32x4_sub(a, b); }
-#endif
-/* ----------------------------------------------------------------------------------------------- */
 
 /* ---------------------------------------------------------------------------------------------- */
 /* e^x for x <= 0 (or -inf), scalar and f32x4 twins                                               */
@@ -90,7 +83,7 @@ static inline float pe__exp1(float x) {
 #if PE_SIMD
 static inline pe_v128 pe__exp4(pe_v128 x) {
     const pe_v128 lo = pe_f32x4_splat(PE__EXP_MIN), magic = pe_f32x4_splat(PE__MAGIC);
-    const pe_v128 keep = pe__f32x4_ge(x, lo);
+    const pe_v128 keep = pe_f32x4_ge(x, lo);
     const pe_v128 xc = pe_v128_select(x, lo, keep); /* x where x >= lo, else lo (as the scalar's clamp) */
     const pe_v128 t = pe_f32x4_add(pe_f32x4_mul(xc, pe_f32x4_splat(PE__LOG2E)), magic);
     const pe_v128 n = pe_f32x4_sub(t, magic);
@@ -104,7 +97,7 @@ static inline pe_v128 pe__exp4(pe_v128 x) {
     p = pe_f32x4_add(pe_f32x4_mul(p, r), pe_f32x4_splat(PE__E6));
     p = pe_f32x4_add(pe_f32x4_add(pe_f32x4_mul(p, z), r), pe_f32x4_splat(1.0f));
     const pe_v128 eb =
-        pe_i32x4_shl(pe_i32x4_add(pe__i32x4_sub(t, pe_i32x4_splat(PE__MAGIC_BITS)), pe_i32x4_splat(127)), 23);
+        pe_i32x4_shl(pe_i32x4_add(pe_i32x4_sub(t, pe_i32x4_splat(PE__MAGIC_BITS)), pe_i32x4_splat(127)), 23);
     return pe_v128_and(pe_f32x4_mul(p, eb), keep);
 }
 #endif
@@ -522,7 +515,7 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
         int32_t d = 0;
 #if PE_SIMD
         const pe_v128 vl = pe_f32x4_splat(l[r]);
-        for (; d + 4 <= D; d += 4) pe_f32x4_store(o + d, pe__f32x4_div(pe_f32x4_load(o + d), vl));
+        for (; d + 4 <= D; d += 4) pe_f32x4_store(o + d, pe_f32x4_div(pe_f32x4_load(o + d), vl));
 #endif
         for (; d < D; d++) o[d] = o[d] / l[r];
     }
@@ -539,7 +532,7 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             int32_t c = 0;
 #if PE_SIMD
             const pe_v128 vl = pe_f32x4_splat(l[r]);
-            for (; c + 4 <= jend; c += 4) pe_f32x4_store(w + c, pe__f32x4_div(pe_f32x4_load(w + c), vl));
+            for (; c + 4 <= jend; c += 4) pe_f32x4_store(w + c, pe_f32x4_div(pe_f32x4_load(w + c), vl));
 #endif
             for (; c < jend; c++) w[c] = w[c] / l[r];
             for (c = jend; c < Sk; c++) w[c] = 0.0f;

@@ -29,6 +29,9 @@ PE_INLINE pe_v128 pe_f32x4_add(pe_v128 a, pe_v128 b) { return wasm_f32x4_add(a, 
 PE_INLINE pe_v128 pe_f32x4_sub(pe_v128 a, pe_v128 b) { return wasm_f32x4_sub(a, b); }
 PE_INLINE pe_v128 pe_f32x4_mul(pe_v128 a, pe_v128 b) { return wasm_f32x4_mul(a, b); }
 PE_INLINE pe_v128 pe_f32x4_max(pe_v128 a, pe_v128 b) { return wasm_f32x4_max(a, b); }
+PE_INLINE pe_v128 pe_f32x4_div(pe_v128 a, pe_v128 b) { return wasm_f32x4_div(a, b); }
+PE_INLINE pe_v128 pe_f32x4_ge(pe_v128 a, pe_v128 b) { return wasm_f32x4_ge(a, b); }
+PE_INLINE pe_v128 pe_f32x4_from_i32x4(pe_v128 v) { return wasm_f32x4_convert_i32x4(v); }
 PE_INLINE float pe_f32x4_sum(pe_v128 v) {
     /* ((v0 + v2) + (v1 + v3)): a fixed order, documented so scalar twins can match it. */
     pe_v128 h = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
@@ -44,11 +47,14 @@ PE_INLINE pe_v128 pe_f32x4_zip_hi(pe_v128 a, pe_v128 b) { return wasm_i32x4_shuf
 /* bit operations (for sign and quadrant selection) */
 PE_INLINE pe_v128 pe_v128_and(pe_v128 a, pe_v128 b) { return wasm_v128_and(a, b); }
 PE_INLINE pe_v128 pe_v128_xor(pe_v128 a, pe_v128 b) { return wasm_v128_xor(a, b); }
+PE_INLINE pe_v128 pe_v128_or(pe_v128 a, pe_v128 b) { return wasm_v128_or(a, b); }
 PE_INLINE pe_v128 pe_v128_select(pe_v128 if_set, pe_v128 if_clear, pe_v128 mask) {
     return wasm_v128_bitselect(if_set, if_clear, mask);
 }
 PE_INLINE pe_v128 pe_i32x4_splat(int32_t x) { return wasm_i32x4_splat(x); }
+PE_INLINE pe_v128 pe_i32x4_make(int32_t a, int32_t b, int32_t c, int32_t d) { return wasm_i32x4_make(a, b, c, d); }
 PE_INLINE pe_v128 pe_i32x4_add(pe_v128 a, pe_v128 b) { return wasm_i32x4_add(a, b); }
+PE_INLINE pe_v128 pe_i32x4_sub(pe_v128 a, pe_v128 b) { return wasm_i32x4_sub(a, b); }
 PE_INLINE pe_v128 pe_i32x4_shl(pe_v128 a, int n) { return wasm_i32x4_shl(a, n); }
 PE_INLINE pe_v128 pe_i32x4_eq(pe_v128 a, pe_v128 b) { return wasm_i32x4_eq(a, b); }
 
@@ -59,6 +65,10 @@ PE_INLINE pe_v128 pe_f64x2_splat(double x) { return wasm_f64x2_splat(x); }
 PE_INLINE pe_v128 pe_f64x2_add(pe_v128 a, pe_v128 b) { return wasm_f64x2_add(a, b); }
 PE_INLINE pe_v128 pe_f64x2_sub(pe_v128 a, pe_v128 b) { return wasm_f64x2_sub(a, b); }
 PE_INLINE pe_v128 pe_f64x2_mul(pe_v128 a, pe_v128 b) { return wasm_f64x2_mul(a, b); }
+PE_INLINE pe_v128 pe_f64x2_div(pe_v128 a, pe_v128 b) { return wasm_f64x2_div(a, b); }
+PE_INLINE pe_v128 pe_f64x2_neg(pe_v128 a) { return wasm_f64x2_neg(a); }
+PE_INLINE pe_v128 pe_f64x2_floor(pe_v128 a) { return wasm_f64x2_floor(a); }
+PE_INLINE pe_v128 pe_f64x2_eq(pe_v128 a, pe_v128 b) { return wasm_f64x2_eq(a, b); }
 PE_INLINE pe_v128 pe_f64x2_nearest(pe_v128 a) { return wasm_f64x2_nearest(a); }
 /* two f64x2 -> one f32x4 [a0 a1 b0 b1], each lane rounded once */
 PE_INLINE pe_v128 pe_f64x2_demote_pair(pe_v128 a, pe_v128 b) {

@@ -88,13 +88,6 @@ static inline void pe__sincos_d(double x, double *out_sin, double *out_cos) {
 }
 
 #if PE_SIMD
-/* ---- local SIMD helpers (not in simd.h yet; candidates to move there) -------------------------- */
-PE_INLINE pe_v128 pe__f64x2_div(pe_v128 a, pe_v128 b) { return wasm_f64x2_div(a, b); }
-PE_INLINE pe_v128 pe__f64x2_floor(pe_v128 a) { return wasm_f64x2_floor(a); }
-PE_INLINE pe_v128 pe__f64x2_eq(pe_v128 a, pe_v128 b) { return wasm_f64x2_eq(a, b); }
-PE_INLINE pe_v128 pe__f64x2_neg(pe_v128 a) { return wasm_f64x2_neg(a); }
-PE_INLINE pe_v128 pe__v128_or(pe_v128 a, pe_v128 b) { return wasm_v128_or(a, b); }
-/* ----------------------------------------------------------------------------------------------- */
 
 /* Two angles at once: the operations of pe__sincos_d, lane by lane. */
 static inline void pe__sincos_d2(pe_v128 x, pe_v128 *out_sin, pe_v128 *out_cos) {
@@ -118,13 +111,13 @@ static inline void pe__sincos_d2(pe_v128 x, pe_v128 *out_sin, pe_v128 *out_cos) 
     const pe_v128 hz = pe_f64x2_mul(PE__S2(0.5), z), w = pe_f64x2_sub(PE__S2(1.0), hz);
     const pe_v128 c =
         pe_f64x2_add(w, pe_f64x2_add(pe_f64x2_sub(pe_f64x2_sub(PE__S2(1.0), w), hz), pe_f64x2_mul(z, pc)));
-    const pe_v128 q = pe_f64x2_sub(k, pe_f64x2_mul(PE__S2(4.0), pe__f64x2_floor(pe_f64x2_mul(k, PE__S2(0.25)))));
-    const pe_v128 q1 = pe__f64x2_eq(q, PE__S2(1.0)), q2 = pe__f64x2_eq(q, PE__S2(2.0)), q3 = pe__f64x2_eq(q, PE__S2(3.0));
+    const pe_v128 q = pe_f64x2_sub(k, pe_f64x2_mul(PE__S2(4.0), pe_f64x2_floor(pe_f64x2_mul(k, PE__S2(0.25)))));
+    const pe_v128 q1 = pe_f64x2_eq(q, PE__S2(1.0)), q2 = pe_f64x2_eq(q, PE__S2(2.0)), q3 = pe_f64x2_eq(q, PE__S2(3.0));
 #undef PE__S2
-    const pe_v128 odd = pe__v128_or(q1, q3);
+    const pe_v128 odd = pe_v128_or(q1, q3);
     const pe_v128 a = pe_v128_select(c, s, odd), b = pe_v128_select(s, c, odd);
-    *out_sin = pe_v128_select(pe__f64x2_neg(a), a, pe__v128_or(q2, q3));
-    *out_cos = pe_v128_select(pe__f64x2_neg(b), b, pe__v128_or(q1, q2));
+    *out_sin = pe_v128_select(pe_f64x2_neg(a), a, pe_v128_or(q2, q3));
+    *out_cos = pe_v128_select(pe_f64x2_neg(b), b, pe_v128_or(q1, q2));
 }
 #endif
 
@@ -170,8 +163,8 @@ static void pe__sin_freqs_row(float *sn, float *cs, const pe__sin_freqs *F, int3
     const pe_v128 vp = pe_f64x2_splat(p);
     for (; k + 4 <= F->n; k += 4) {
         const pe_v128 f01 = pe_f64x2_load(F->f + k), f23 = pe_f64x2_load(F->f + k + 2);
-        const pe_v128 x01 = F->divide ? pe__f64x2_div(vp, f01) : pe_f64x2_mul(vp, f01);
-        const pe_v128 x23 = F->divide ? pe__f64x2_div(vp, f23) : pe_f64x2_mul(vp, f23);
+        const pe_v128 x01 = F->divide ? pe_f64x2_div(vp, f01) : pe_f64x2_mul(vp, f01);
+        const pe_v128 x23 = F->divide ? pe_f64x2_div(vp, f23) : pe_f64x2_mul(vp, f23);
         pe_v128 s01, c01, s23, c23;
         pe__sincos_d2(x01, &s01, &c01);
         pe__sincos_d2(x23, &s23, &c23);
