@@ -3,7 +3,8 @@
 
 #include <stddef.h>
 
-#define PE__OFF(field) (int32_t) offsetof(pe_rope_config, field)
+#define PE__OFF_OF(type, field) (int32_t) offsetof(type, field)
+#define PE__OFF(field) PE__OFF_OF(pe_rope_config, field)
 
 static const int32_t pe__rope_config_layout[] = {
     PE__OFF(head_dim),         PE__OFF(rotary_dim),
@@ -22,3 +23,25 @@ const int32_t *pe_abi_rope_config_layout(int32_t *count) {
     if (count) *count = (int32_t)(sizeof pe__rope_config_layout / sizeof pe__rope_config_layout[0]);
     return pe__rope_config_layout;
 }
+
+#define PE__A(field) PE__OFF_OF(pe_attention_config, field)
+static const int32_t pe__attention_config_layout[] = {
+    PE__A(batch),   PE__A(heads),        PE__A(kv_heads), PE__A(q_len),       PE__A(k_len),
+    PE__A(head_dim), PE__A(layout),      PE__A(causal),   PE__A(scale),       PE__A(alibi_slopes),
+    PE__A(rope),    PE__A(q_positions),  PE__A(k_positions), PE__A(rope_seq_len),
+    (int32_t) sizeof(pe_attention_config),
+};
+
+#define PE__S(field) PE__OFF_OF(pe_sinusoidal_config, field)
+static const int32_t pe__sinusoidal_config_layout[] = {
+    PE__S(base), PE__S(offset), PE__S(variant), PE__S(use_padding_idx), PE__S(padding_idx),
+    (int32_t) sizeof(pe_sinusoidal_config),
+};
+
+#define PE__LAYOUT_GETTER(name, table)                                                                    \
+    const int32_t *name(int32_t *count) {                                                                  \
+        if (count) *count = (int32_t)(sizeof table / sizeof table[0]);                                     \
+        return table;                                                                                      \
+    }
+PE__LAYOUT_GETTER(pe_abi_attention_config_layout, pe__attention_config_layout)
+PE__LAYOUT_GETTER(pe_abi_sinusoidal_config_layout, pe__sinusoidal_config_layout)

@@ -21,33 +21,23 @@ import { checkInt, checkEnum, checkOptions, typeError, rangeError, INT32_MAX } f
 import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, materialize, copyOut, writeInt32s, int32RangeError } from './memory.js';
 import { ropeHandle, LAYOUTS } from './rope.js';
 import { writeSlopes } from './alibi.js';
+import { readLayout } from './abi.js';
 
-// pe_attention_config on wasm32 (int32 and float aligned to 4, pointers 4 bytes). posenc.h has no ABI helper
-// for this struct (pe_abi_rope_config_layout covers pe_rope_config only), so the offsets are written here and
-// checked once per instance by probeAttentionLayout(), and on every RoPE call through the scratch size.
-const CFG = Object.freeze({
-  batch: 0,
-  heads: 4,
-  kv_heads: 8,
-  q_len: 12,
-  k_len: 16,
-  head_dim: 20,
-  layout: 24,
-  causal: 28,
-  scale: 32,
-  alibi_slopes: 36,
-  rope: 40,
-  q_positions: 44,
-  k_positions: 48,
-  rope_seq_len: 52,
-  size: 56,
-});
+const CONFIG_FIELDS = ['batch', 'heads', 'kv_heads', 'q_len', 'k_len', 'head_dim', 'layout', 'causal', 'scale',
+  'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len'];
 
-const PE_ERR_POSITION = 11; // pe_status values used below: SEQ_LEN 13, HEADS 14, SCALE 15 (probe)
+/** Reads pe_attention_config's layout from the module once per instance. */
+export function readAttentionLayout(ctx) {
+  return readLayout(ctx, 'pe_abi_attention_config_layout', CONFIG_FIELDS);
+}
 
-function writeConfig(heap, c) {
-  const cfg = heap.scratch(SLOT.CONFIG, CFG.size);
-  heap.u8.fill(0, cfg, cfg + CFG.size);
+const PE_ERR_POSITION = 11; // pe_status value used below
+
+function writeConfig(ctx, c) {
+  const { heap } = ctx;
+  const { offsets: CFG, size } = ctx.attentionLayout;
+  const cfg = heap.scratch(SLOT.CONFIG, size);
+  heap.u8.fill(0, cfg, cfg + size);
   const dv = heap.dataView;
   const i32 = (name, v) => dv.setInt32(cfg + CFG[name], v ?? 0, true);
   const ptr = (name, v) => dv.setUint32(cfg + CFG[name], v ?? 0, true);
@@ -239,7 +229,7 @@ export function attention(ctx, q, k, v, options) {
   const po = lo === null ? null : materialize(heap, lo, o.out, nQ, SLOT.RESULT, false);
   const weights = returnWeights ? heap.scratch(SLOT.WEIGHTS, nW * 4) : 0;
 
-  const cfg = writeConfig(heap, { ...s, layout, causal, scale, slopes, rope: rope?.ptr, qPos, kPos, seqLen });
+  const cfg = writeConfig(ctx, { ...s, layout, causal, scale, slopes, rope: rope?.ptr, qPos, kPos, seqLen });
   const sizePtr = heap.scratch(SLOT.OUT, 16);
   let status = ex.pe_attention_scratch_size(sizePtr, cfg);
   if (status !== 0) throw ctx.statusError(where, status);
@@ -264,52 +254,4 @@ export function attention(ctx, q, k, v, options) {
   const result = { out: po === null ? copyOut(heap, outPtr, nQ) : po.finish() };
   if (returnWeights) result.weights = copyOut(heap, weights, nW);
   return result;
-}
-
-/**
- * Checks the hard-coded pe_attention_config offsets against the module once per instance: each int field is
- * set to a value the C core refuses with its own status, and one tiny attention (qLen 1, kLen 2, headDim 1,
- * v = [1, 3]) shows the causal flag, the positions and the ALiBi pointer at work. Returns null when right,
- * else the field that disagrees.
- */
-export function probeAttentionLayout(ctx) {
-  const { heap, exports: ex } = ctx;
-  const base = { batch: 1, heads: 1, kvHeads: 1, qLen: 1, kLen: 2, headDim: 1, layout: 0, causal: false };
-  const sizePtr = () => heap.scratch(SLOT.OUT, 16);
-  const size = (c) => ex.pe_attention_scratch_size(sizePtr(), writeConfig(heap, c));
-  const refusals = [
-    ['batch', { batch: 0 }, 12],
-    ['heads', { heads: 3, kvHeads: 2 }, 14],
-    ['kv_heads', { heads: 2, kvHeads: 3 }, 14],
-    ['q_len', { qLen: 0 }, 12],
-    ['k_len', { kLen: 0 }, 12],
-    ['head_dim', { headDim: 0 }, 12],
-    ['layout', { layout: 7 }, 8],
-    ['scale', { scale: NaN }, 15],
-    ['rope_seq_len', { seqLen: -1 }, 13],
-  ];
-  if (size(base) !== 0) return 'a valid config was refused';
-  for (const [field, change, status] of refusals) if (size({ ...base, ...change }) !== status) return field;
-
-  // q = [1], k = [0, 1], v = [1, 3]: logits scale * [0, 1] (+ ALiBi), out = the weighted mean of 1 and 3
-  const buf = heap.scratch(SLOT.Q, 64);
-  heap.f32.set([1, 0, 1, 1, 3, 0, 0, 0], buf >>> 2); // q @0, k @4, v @12, out @28 (bytes)
-  const qp = buf + 40;
-  const kp = buf + 48;
-  const sl = buf + 56;
-  const run = (c) => {
-    const st = ex.pe_attention(buf + 28, 0, buf, buf + 4, buf + 12, 0, 0, writeConfig(heap, { ...base, ...c }));
-    return st === 0 ? heap.f32[(buf + 28) >>> 2] : NaN;
-  };
-  const near = (a, e) => Math.abs(a - e) < 1e-5;
-  const mean = (w0, w1) => (w0 * 1 + w1 * 3) / (w0 + w1);
-  if (!near(run({}), mean(1, Math.E))) return 'no mask';
-  heap.i32[qp >>> 2] = 0;
-  if (!near(run({ causal: true, qPos: qp }), 1)) return 'causal/q_positions';
-  heap.i32.set([5, 0], kp >>> 2);
-  if (!near(run({ causal: true, qPos: qp, kPos: kp }), 3)) return 'k_positions';
-  heap.f32[sl >>> 2] = Math.log(3); // default positions: query at 1; bias -ln3 on key 0, 0 on key 1
-  if (!near(run({ slopes: sl }), mean(1 / 3, Math.E))) return 'alibi_slopes';
-  if (!near(run({ scale: Math.log(3) }), mean(1, 3))) return 'scale';
-  return null;
 }

@@ -15,9 +15,9 @@ import { statusError, typeError } from './errors.js';
 import { readRopeLayout, rope } from './rope.js';
 import { ropeFromHFConfig } from './hf-config.js';
 import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
-import { sinusoidal, sinusoidalAdd, probeSinusoidalLayout } from './sinusoidal.js';
+import { sinusoidal, sinusoidalAdd, readSinusoidalLayout } from './sinusoidal.js';
 import { learned } from './learned.js';
-import { attention, probeAttentionLayout } from './attention.js';
+import { attention, readAttentionLayout } from './attention.js';
 
 // WASI errno ENOSYS: the kernels make no system calls; if libc ever does, it is told "not supported".
 const WASI_ENOSYS = 52;
@@ -70,7 +70,7 @@ function cString(heap, ptr) {
 
 /**
  * The `pe` object for one instantiated module. Each family module contributes its functions here; each gets
- * `ctx`: { exports, heap (memory.js: views, scratch slots), statusError(where, status), ropeLayout }.
+ * `ctx`: { exports, heap (memory.js: views, scratch slots), statusError(where, status), ropeLayout, sinusoidalLayout, attentionLayout }.
  */
 export function createApi(exports, simd) {
   const heap = new Heap(exports);
@@ -79,15 +79,12 @@ export function createApi(exports, simd) {
     heap,
     statusError: (where, status) => statusError(where, status, cString(heap, exports.pe_status_string(status) >>> 0)),
     ropeLayout: null,
+    sinusoidalLayout: null,
+    attentionLayout: null,
   };
   ctx.ropeLayout = readRopeLayout(ctx);
-  // Struct layouts the wrapper writes without an ABI helper from the C core: checked against the module.
-  for (const [struct, probe] of [['pe_sinusoidal_config', probeSinusoidalLayout], ['pe_attention_config', probeAttentionLayout]]) {
-    const wrong = probe(ctx);
-    if (wrong !== null) {
-      throw new Error(`posenc: the wasm module's ${struct} does not match this wrapper (${wrong}); rebuild the wasm and the JS together`);
-    }
-  }
+  ctx.sinusoidalLayout = readSinusoidalLayout(ctx);
+  ctx.attentionLayout = readAttentionLayout(ctx);
 
   // pe.sinusoidal(seqLen, dModel, options) is the table; pe.sinusoidal.add(x, options) adds it in place.
   const sinusoidalFn = (seqLen, dModel, options) => sinusoidal(ctx, seqLen, dModel, options);

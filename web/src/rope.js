@@ -17,6 +17,7 @@ import {
   INT32_MAX,
 } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH, placeFloat32, float32Length } from './memory.js';
+import { readLayout } from './abi.js';
 
 export const ROPE_TYPES = Object.freeze(['default', 'linear', 'dynamic', 'yarn', 'longrope', 'llama3', 'proportional']);
 export const PAIRINGS = Object.freeze(['half', 'interleaved']);
@@ -50,23 +51,9 @@ const CONFIG_FIELDS = [
   ['long_factor', 'ptr'],
 ];
 
-/** Reads the struct layout from the module once per instance. */
+/** Reads pe_rope_config's layout from the module once per instance. */
 export function readRopeLayout(ctx) {
-  const { exports: ex, heap } = ctx;
-  const countPtr = heap.scratch(SLOT.OUT, 16);
-  const p = ex.pe_abi_rope_config_layout(countPtr) >>> 0;
-  const count = heap.i32[countPtr >>> 2];
-  if (count !== CONFIG_FIELDS.length + 2) {
-    throw new Error(
-      `posenc: the wasm module's pe_rope_config has ${count - 2} fields, this wrapper knows ${CONFIG_FIELDS.length}; rebuild the wasm and the JS together`,
-    );
-  }
-  const i32 = heap.i32;
-  const offsets = {};
-  CONFIG_FIELDS.forEach(([name], i) => {
-    offsets[name] = i32[(p >>> 2) + i];
-  });
-  return { offsets, configSize: i32[(p >>> 2) + count - 2], ropeSize: i32[(p >>> 2) + count - 1] };
+  return readLayout(ctx, 'pe_abi_rope_config_layout', CONFIG_FIELDS.map(([name]) => name), ['configSize', 'ropeSize']);
 }
 
 // -------------------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 import { checkInt, checkNumber, checkEnum, checkOptions, typeError, INT32_MAX } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH, copyOut, placeFloat32, writeInt32s, int32RangeError } from './memory.js';
+import { readLayout } from './abi.js';
 
 export const SINUSOIDAL_PAIRINGS = Object.freeze(['interleaved', 'half']);
 export const SINUSOIDAL_VARIANTS = Object.freeze(['paper', 'tensor2tensor']);
@@ -19,10 +20,12 @@ const VARIANT_INTERLEAVED = 0;
 const VARIANT_HALF = 1;
 const VARIANT_TENSOR2TENSOR = 2;
 
-// pe_sinusoidal_config on wasm32 (C layout rules: double aligned to 8, int32 to 4). posenc.h has no ABI
-// helper for this struct (unlike pe_rope_config), so the offsets are written here and checked once per
-// instance by probeSinusoidalLayout() against values the C core computes from them.
-const CFG = Object.freeze({ base: 0, offset: 8, variant: 12, use_padding_idx: 16, padding_idx: 20, size: 24 });
+const CONFIG_FIELDS = ['base', 'offset', 'variant', 'use_padding_idx', 'padding_idx'];
+
+/** Reads pe_sinusoidal_config's layout from the module once per instance. */
+export function readSinusoidalLayout(ctx) {
+  return readLayout(ctx, 'pe_abi_sinusoidal_config_layout', CONFIG_FIELDS);
+}
 
 /** Validates the options shared by the table and add forms. */
 function resolveOptions(where, o, dModel) {
@@ -44,9 +47,11 @@ function resolveOptions(where, o, dModel) {
   return { base, code, paddingIdx };
 }
 
-function writeConfig(heap, r, offset) {
-  const cfg = heap.scratch(SLOT.CONFIG, CFG.size);
-  heap.u8.fill(0, cfg, cfg + CFG.size);
+function writeConfig(ctx, r, offset) {
+  const { heap } = ctx;
+  const { offsets: CFG, size } = ctx.sinusoidalLayout;
+  const cfg = heap.scratch(SLOT.CONFIG, size);
+  heap.u8.fill(0, cfg, cfg + size);
   const dv = heap.dataView;
   dv.setFloat64(cfg + CFG.base, r.base, true);
   dv.setInt32(cfg + CFG.offset, offset, true);
@@ -72,7 +77,7 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
     throw new RangeError(`${where}: seqLen * dModel must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
   }
   const { heap, exports: ex } = ctx;
-  const cfg = writeConfig(heap, r, offset);
+  const cfg = writeConfig(ctx, r, offset);
   const ptr = heap.scratch(SLOT.RESULT, total * 4);
   const status = ex.pe_sinusoidal_table(ptr, seqLen, dModel, cfg);
   if (status !== 0) throw ctx.statusError(where, status);
@@ -125,7 +130,7 @@ export function sinusoidalAdd(ctx, x, options) {
     posPtr = pos.ptr;
     perBatch = pos.n !== S ? 1 : 0;
   }
-  const cfg = writeConfig(heap, r, offset);
+  const cfg = writeConfig(ctx, r, offset);
   const status = ex.pe_sinusoidal_add(placed.ptr, posPtr, B, S, D, perBatch, cfg);
   if (status !== 0) {
     if (hasPositions) {
@@ -135,27 +140,4 @@ export function sinusoidalAdd(ctx, x, options) {
     throw ctx.statusError(where, status);
   }
   return placed.finish();
-}
-
-/**
- * Checks the hard-coded pe_sinusoidal_config offsets against the module once: a table computed with a given
- * base, offset, variant and padding row must show each of them. Returns null when right, else a description.
- */
-export function probeSinusoidalLayout(ctx) {
-  const { heap, exports: ex } = ctx;
-  const row = (r, offset) => {
-    const cfg = writeConfig(heap, r, offset);
-    const ptr = heap.scratch(SLOT.RESULT, 16);
-    const st = ex.pe_sinusoidal_table(ptr, 1, 4, cfg);
-    return st === 0 ? copyOut(heap, ptr, 4) : null;
-  };
-  const near = (a, b) => Math.abs(a - b) < 1e-6;
-  // base 100, offset 3: interleaved [sin 3, cos 3, sin 0.3, cos 0.3]; half [sin 3, sin 0.3, cos 3, cos 0.3]
-  const a = row({ base: 100, code: VARIANT_INTERLEAVED, paddingIdx: null }, 3);
-  if (!a || !near(a[0], Math.sin(3)) || !near(a[1], Math.cos(3)) || !near(a[2], Math.sin(0.3))) return 'base/offset';
-  const h = row({ base: 100, code: VARIANT_HALF, paddingIdx: null }, 3);
-  if (!h || !near(h[1], Math.sin(0.3)) || !near(h[2], Math.cos(3))) return 'variant';
-  const z = row({ base: 100, code: VARIANT_INTERLEAVED, paddingIdx: 3 }, 3);
-  if (!z || z.some((v) => v !== 0)) return 'use_padding_idx/padding_idx';
-  return null;
 }
