@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 (( $# )) || set -- js browser pack c
 mkdir -p test-results
-summary=() status=0
+summary=() status=0 total_pass=0 total_fail=0
 
 for phase in "$@"; do
   log="test-results/$phase.log"
@@ -28,10 +28,17 @@ for phase in "$@"; do
     fi
   fi
   (( rc == 0 )) || status=1
+  if [[ "$counts" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    (( total_pass += BASH_REMATCH[1], total_fail += BASH_REMATCH[2] ))
+  elif [[ "$counts" != "no tests" ]]; then
+    (( total_fail += 1 ))  # a phase whose counts could not be read failed to report
+  fi
   summary+=("$(printf '%-8s %-28s %4ss%s' "$phase:" "$counts" "$((SECONDS - t0))" "$( (( rc == 0 )) || echo '   FAILED')")")
 done
 
 echo
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
+# the closing line CI reads: every test of every phase (C counts test binaries)
+echo "total: $total_pass passed, $total_fail failed"
 exit "$status"
