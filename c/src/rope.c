@@ -9,6 +9,7 @@
  * arithmetic as the scalar path, in the same order: the two builds agree bit for bit.
  */
 #include "posenc.h"
+#include "rope_internal.h"
 #include "simd.h"
 
 #include <math.h>
@@ -159,13 +160,12 @@ pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int
     if (st != PE_OK) return st;
     if (seq_len == PE_SEQ_LEN_FROM_POSITIONS) seq_len = (int64_t)max_position + 1;
 
-    double inv_freq[PE_ROPE_MAX_FREQ];
-    double attention_scaling;
-    st = pe_rope_inv_freq(inv_freq, &attention_scaling, rope, seq_len);
-    if (st != PE_OK) return st;
+    /* the cached frequencies are used in place: a decode step's single row costs no copy */
+    double scratch[PE_ROPE_MAX_FREQ];
+    const double *inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
 
     /* HF multiplies the float32 cos/sin by the attention factor; we round the product of the factors once */
-    float scale = (float)(attention_scaling * extra_scale);
+    float scale = (float)(rope->attention_scaling * extra_scale);
     int32_t n = rope->n_freq;
     for (int32_t p = 0; p < n_positions; p++)
         pe__cos_sin_row(cos + (size_t)p * n, sin + (size_t)p * n, (double)positions[p], inv_freq, n, scale);

@@ -14,6 +14,7 @@
  *   proportional  base^(-2i/head_dim) / f for i < rotary_dim/2, zero after (rotates the whole head)
  */
 #include "posenc.h"
+#include "rope_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -212,19 +213,22 @@ pe_status pe_rope_init(pe_rope *rope, const pe_rope_config *cfg) {
     return PE_OK;
 }
 
+const double *pe__rope_inv_freq_at(const pe_rope *rope, int64_t seq_len, double *scratch) {
+    const pe_rope_config *c = &rope->config;
+    if (c->type == PE_ROPE_DYNAMIC && seq_len > c->max_position_embeddings) {
+        pe__dynamic_inv_freq(scratch, c, c->rotary_dim, seq_len);
+        return scratch;
+    }
+    if (c->type == PE_ROPE_LONGROPE && seq_len > c->original_max_position_embeddings) return rope->inv_freq_long;
+    return rope->inv_freq;
+}
+
 pe_status pe_rope_inv_freq(double *inv_freq, double *attention_scaling, const pe_rope *rope, int64_t seq_len) {
     if (!rope) return PE_ERR_NULL;
     if (seq_len < 0) return PE_ERR_SEQ_LEN;
-    const pe_rope_config *c = &rope->config;
     if (attention_scaling) *attention_scaling = rope->attention_scaling;
     if (!inv_freq) return PE_OK;
-
-    const double *src = rope->inv_freq;
-    if (c->type == PE_ROPE_DYNAMIC && seq_len > c->max_position_embeddings) {
-        pe__dynamic_inv_freq(inv_freq, c, c->rotary_dim, seq_len);
-        return PE_OK;
-    }
-    if (c->type == PE_ROPE_LONGROPE && seq_len > c->original_max_position_embeddings) src = rope->inv_freq_long;
-    memcpy(inv_freq, src, (size_t)rope->n_freq * sizeof *inv_freq);
+    const double *src = pe__rope_inv_freq_at(rope, seq_len, inv_freq);
+    if (src != inv_freq) memcpy(inv_freq, src, (size_t)rope->n_freq * sizeof *inv_freq);
     return PE_OK;
 }

@@ -1,0 +1,11 @@
+/* rope_internal.h — what rope.c needs from rope_freq.c; not part of the public API. */
+#ifndef PE_ROPE_INTERNAL_H
+#define PE_ROPE_INTERNAL_H
+
+#include "posenc.h"
+
+/* The inverse frequencies in force at seq_len (>= 0): a pointer into rope's cached tables, or scratch
+ * (PE_ROPE_MAX_FREQ doubles) filled when dynamic NTK must recompute them past max_position_embeddings. */
+const double *pe__rope_inv_freq_at(const pe_rope *rope, int64_t seq_len, double *scratch);
+
+#endif
