@@ -1,0 +1,568 @@
+// base.js — what every <pe-...> widget shares. Widgets compute only through the posenc API (web/src).
+//
+// ── Writing a widget ──────────────────────────────────────────────────────────────────────────────────────
+//
+//   import { PeElement, define, h } from './base.js';
+//   import { registerStrings } from './i18n.js';
+//   import { range, select } from './lib/controls.js';
+//   import { heatmap } from './lib/heatmap.js';
+//
+//   registerStrings({ en: { 'foo.title': 'Foo', 'foo.len': 'length' }, zh: { 'foo.title': '示例', 'foo.len': '长度' } });
+//
+//   class PeFoo extends PeElement {
+//     // Attributes: name -> { type: 'int' | 'number' | 'string' | 'bool' | 'enum' | 'list', default,
+//     //   min, max (int/number: clamped), values (enum) }. Each also becomes a key of this.state (camelCase:
+//     //   'head-dim' -> headDim), so controls and the URL share it.
+//     static attrs = { length: { type: 'int', default: 64, min: 1, max: 4096 }, base: { type: 'number', default: 10000 } };
+//     async setup() { this.model = await this.model('copy-rope'); }   // optional, once, after the API loaded
+//     render() {                      // builds the DOM into this.body from this.state (again on language switch)
+//       this.body.append(h('p', {}, this.t('foo.title')),
+//         range(this, { key: 'length', label: 'foo.len', min: 1, max: 512 }),   // changes call this.update()
+//         this.fig = h('div'));
+//     }
+//     draw() {                        // recomputes and redraws the figures from this.state (may be async)
+//       const table = this.pe.sinusoidal(this.state.length, 16);
+//       heatmap(this.fig, table, this.state.length, 16, { xLabel: this.t('pe.dim') });
+//     }
+//   }
+//   define('pe-foo', PeFoo);
+//
+// Life cycle: connected -> (lazy: when first scrolled near the viewport; immediately where IntersectionObserver
+// is missing or the element has the `eager` attribute) -> the API loads once for the page (getPosenc) ->
+// setup() once -> render() + draw(). An attribute change or a language switch re-runs render() + draw();
+// a control (setState) calls update() -> draw() only, so keyboard focus stays. Do not override update():
+// it wraps draw() (errors shown, data-draws counted when draw returns or its promise resolves). Disconnect: observers and listeners removed,
+// animation frames cancelled, every object given to this.own() freed, then cleanup() (optional).
+// Errors from setup/render/update (sync or async) are shown inside the element (role="alert") and re-thrown
+// nowhere: a widget never throws an uncaught error into the page.
+//
+// ── What a widget gets ────────────────────────────────────────────────────────────────────────────────────
+//   this.pe             the posenc API (init(); scalar when the page asks for ?simd=0 or data-simd="false")
+//   this.state          control values: attribute defaults, then attributes, then the URL (playground only)
+//   this.setState(o)    merges o into state, writes the URL (if enabled), calls update() (-> draw())
+//   this.update()       redraw now (e.g. after your own event handler changed something)
+//   this.body           the element's content box (light DOM; styles are scoped by the .pe-* classes)
+//   this.t(key, vars)   a string in this element's language (its `lang` attribute, else the page's)
+//   this.lang           'en' or 'zh'
+//   this.model(name)    Promise of a loaded tiny model (web/src/model.js TinyModel) from the models base
+//   this.modelConfig(name), this.modelFile(name)   its config.json object / its safetensors bytes
+//   this.own(x)         frees x (anything with free()) on disconnect; returns x
+//   this.frame(fn)      requestAnimationFrame that is cancelled on disconnect; returns the id
+//   this.signal         an AbortSignal aborted on disconnect (addEventListener(..., { signal }))
+//   this.busy(promise)  marks the element data-busy while promise runs (tests wait for it)
+//   this.fail(err)      shows an error inside the element (used by the base; call it for handled failures)
+//   this.markDrawn()    bumps data-draws (tests wait for it); update() calls it for you when it returns
+//
+// Element attributes every widget understands: lang="en|zh", models-base="URL/", eager, url-state,
+// state-key="prefix", simd="false".
+//
+// ── Page-level settings ───────────────────────────────────────────────────────────────────────────────────
+//   ?simd=0 in the page URL, or data-simd="false" on <html>: the scalar build everywhere.
+//   ?lang=zh or <html lang="zh">: Chinese (i18n.js). <html data-pe-url-state>: widgets keep state in the URL.
+//   Models: an element's models-base attribute, else configure({ modelsBase }), else <html data-pe-models-base>,
+//   else `models/` next to the posenc-widgets.js script (the built site keeps them there), else `models/`
+//   next to the page.
+
+import { init } from '../src/index.js';
+import { compileBytes, decodeBase64, stubImports } from '../src/loader.js';
+import { simdWasmBase64, scalarWasmBase64 } from '../src/wasm-inline.js';
+import { createModelApi, parseSafetensors, readTensor } from '../src/model.js';
+import { t as translate, getLang, normLang, onLangChange } from './i18n.js';
+import { urlStateEnabled, stateKey, readState, writeState } from './lib/state.js';
+import { ensureStyles } from './lib/style.js';
+
+export { parseSafetensors, readTensor };
+
+// ── page-level configuration ──────────────────────────────────────────────────────────────────────────────
+
+const config = { modelsBase: null, simd: undefined };
+
+/** configure({ modelsBase: 'https://…/models/', simd: false }): page-wide defaults (before widgets start). */
+export function configure(options = {}) {
+  if ('modelsBase' in options) config.modelsBase = options.modelsBase == null ? null : String(options.modelsBase);
+  if ('simd' in options) config.simd = options.simd;
+}
+
+const FALSE = new Set(['0', 'false', 'off', 'no', 'scalar']);
+const TRUE = new Set(['1', 'true', 'on', 'yes', 'simd']);
+
+/** The page's SIMD choice: false (scalar), true (SIMD) or undefined (let init() pick). */
+export function simdPreference(el) {
+  const read = (v) => (v == null ? undefined : FALSE.has(String(v).toLowerCase()) ? false : TRUE.has(String(v).toLowerCase()) ? true : undefined);
+  const fromEl = el && read(el.getAttribute('simd'));
+  if (fromEl !== undefined) return fromEl;
+  if (typeof location !== 'undefined') {
+    const q = read(new URLSearchParams(location.search).get('simd'));
+    if (q !== undefined) return q;
+  }
+  if (typeof document !== 'undefined') {
+    const d = read(document.documentElement.dataset.simd) ?? read(document.body?.dataset.simd);
+    if (d !== undefined) return d;
+  }
+  return config.simd;
+}
+
+/** The posenc API, loaded once per build for the whole page. simd: see simdPreference(). */
+export function getPosenc(simd = simdPreference()) {
+  return simd === undefined ? init() : init({ simd });
+}
+
+let scriptBase = null;
+function widgetsScriptUrl() {
+  if (scriptBase !== null) return scriptBase;
+  scriptBase = '';
+  if (typeof document === 'undefined') return scriptBase;
+  for (const s of document.querySelectorAll('script[src]')) {
+    if (/(^|\/)posenc-widgets(\.[\w-]+)?\.js(\?|#|$)/.test(s.getAttribute('src'))) {
+      scriptBase = s.src;
+      break;
+    }
+  }
+  return scriptBase;
+}
+
+/** The directory URL models are loaded from (for an element, honouring its models-base attribute). */
+export function modelsBase(el) {
+  const attr = el?.getAttribute?.('models-base');
+  const pageBase = typeof document !== 'undefined' ? document.baseURI : 'http://localhost/';
+  const dir = (u) => (u.endsWith('/') ? u : `${u}/`);
+  if (attr) return dir(new URL(attr, pageBase).href);
+  if (config.modelsBase) return dir(new URL(config.modelsBase, pageBase).href);
+  const html = typeof document !== 'undefined' ? document.documentElement.dataset.peModelsBase : null;
+  if (html) return dir(new URL(html, pageBase).href);
+  const script = widgetsScriptUrl();
+  if (script) return new URL('models/', script).href;
+  return new URL('models/', pageBase).href;
+}
+
+// ── models ────────────────────────────────────────────────────────────────────────────────────────────────
+
+let modelApiPromise = null;
+/**
+ * The tiny-model API (web/src/model.js createModelApi) over an instance of the same build as getPosenc().
+ * If the posenc API object carries a model API itself (pe.models), that one is used.
+ */
+export function getModelApi() {
+  modelApiPromise ??= (async () => {
+    const pe = await getPosenc();
+    if (pe.models && typeof pe.models.loadModel === 'function') return pe.models;
+    const module = await compileBytes(decodeBase64(pe.simd ? simdWasmBase64 : scalarWasmBase64));
+    const instance = await WebAssembly.instantiate(module, stubImports(module));
+    if (typeof instance.exports._initialize === 'function') instance.exports._initialize();
+    return createModelApi(instance);
+  })();
+  modelApiPromise.catch(() => { modelApiPromise = null; });
+  return modelApiPromise;
+}
+
+const fileCache = new Map();
+function fetchCached(url, kind) {
+  const key = `${kind} ${url}`;
+  if (!fileCache.has(key)) {
+    const p = (async () => {
+      const r = await fetch(url);
+      if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+      return kind === 'json' ? r.json() : new Uint8Array(await r.arrayBuffer());
+    })();
+    p.catch(() => fileCache.delete(key));
+    fileCache.set(key, p);
+  }
+  return fileCache.get(key);
+}
+
+const modelDir = (name, base) => new URL(name.endsWith('/') ? name : `${name}/`, base ?? modelsBase()).href;
+
+/** config.json of a shipped model ('copy-rope', 'lm-learned', …) as an object (cached). */
+export function getModelConfig(name, base) {
+  return fetchCached(`${modelDir(name, base)}config.json`, 'json');
+}
+
+/** The safetensors bytes of a shipped model (cached). */
+export async function getModelFile(name, base) {
+  const cfg = await getModelConfig(name, base);
+  return fetchCached(`${modelDir(name, base)}${cfg?.posenc?.weights ?? 'model.safetensors'}`, 'bytes');
+}
+
+/** A JSON file next to the models (index.json, copy-check.json, …), cached. */
+export function getModelsJson(file, base) {
+  return fetchCached(new URL(file, base ?? modelsBase()).href, 'json');
+}
+
+const modelCache = new Map();
+/** A loaded tiny model (TinyModel of web/src/model.js), shared by every widget of the page. Do not free it. */
+export function getModel(name, base) {
+  const dir = modelDir(name, base);
+  if (!modelCache.has(dir)) {
+    const p = (async () => {
+      const [api, cfg, bytes] = await Promise.all([getModelApi(), getModelConfig(name, base), getModelFile(name, base)]);
+      return api.loadModel(bytes, cfg);
+    })();
+    p.catch(() => modelCache.delete(dir));
+    modelCache.set(dir, p);
+  }
+  return modelCache.get(dir);
+}
+
+// ── DOM helper ────────────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * h('div', { class: 'x', onclick: fn, 'aria-label': '…', style: { width: '3px' } }, child, 'text', [more])
+ * Attributes: on* are listeners; class/className; style object or string; boolean true -> empty attribute;
+ * false/null/undefined -> omitted; dataset via data-*. Children: nodes, strings, numbers, arrays, null.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = tag.includes(':') ? document.createElementNS('http://www.w3.org/2000/svg', tag.split(':')[1]) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === false || v === null || v === undefined) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'class' || k === 'className') el.setAttribute('class', v);
+    else if (k === 'style' && typeof v === 'object') Object.assign(el.style, v);
+    else if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : String(c));
+  }
+}
+
+const camel = (s) => s.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+
+/** Parses one attribute value by its spec (see PeElement.attrs); invalid values give the default. */
+export function parseAttr(value, spec) {
+  const d = spec.default;
+  if (value === null || value === undefined) return d;
+  switch (spec.type) {
+    case 'int':
+    case 'number': {
+      const x = Number(value);
+      if (value.trim() === '' || !Number.isFinite(x)) return d;
+      let v = spec.type === 'int' ? Math.round(x) : x;
+      if (spec.min !== undefined) v = Math.max(spec.min, v);
+      if (spec.max !== undefined) v = Math.min(spec.max, v);
+      return v;
+    }
+    case 'bool':
+      return !FALSE.has(String(value).toLowerCase());
+    case 'enum':
+      return spec.values.includes(value) ? value : d;
+    case 'list':
+      return String(value).split(',').map((s) => s.trim()).filter(Boolean);
+    default:
+      return String(value);
+  }
+}
+
+const COMMON_ATTRS = ['lang', 'models-base', 'simd'];
+
+// ── the base class ────────────────────────────────────────────────────────────────────────────────────────
+
+export class PeElement extends HTMLElement {
+  /** Attribute specs (override in subclasses). */
+  static attrs = {};
+
+  static get observedAttributes() {
+    return [...Object.keys(this.attrs), ...COMMON_ATTRS];
+  }
+
+  #io = null;
+  #started = false;
+  #starting = null;
+  #abort = null;
+  #owned = new Set();
+  #frames = new Set();
+  #renderQueued = false;
+  #offLang = null;
+  #generation = 0;
+
+  constructor() {
+    super();
+    this.pe = null;
+    this.body = null;
+    /** Control values (see the class comment). */
+    this.state = {};
+    this.defaults = {};
+    for (const [name, spec] of Object.entries(this.constructor.attrs)) this.defaults[camel(name)] = spec.default;
+  }
+
+  /** 'en' or 'zh': the element's `lang` attribute, else the page's language. */
+  get lang() {
+    return normLang(this.getAttribute('lang')) ?? getLang();
+  }
+
+  /** A string in this element's language. */
+  t(key, vars) {
+    return translate(key, vars, this.lang);
+  }
+
+  /** Aborted on disconnect. */
+  get signal() {
+    return this.#abort?.signal;
+  }
+
+  /** The parsed value of a declared attribute (default when absent or invalid). */
+  attr(name) {
+    const spec = this.constructor.attrs[name];
+    if (!spec) throw new Error(`${this.localName}: undeclared attribute ${name}`);
+    return parseAttr(this.getAttribute(name), spec);
+  }
+
+  #readAttrsIntoState() {
+    for (const name of Object.keys(this.constructor.attrs)) this.state[camel(name)] = this.attr(name);
+  }
+
+  #readUrlState() {
+    if (!urlStateEnabled(this)) return;
+    const saved = readState(stateKey(this));
+    for (const [name, spec] of Object.entries(this.constructor.attrs)) {
+      const k = camel(name);
+      if (k in saved) this.state[k] = parseAttr(saved[k], spec);
+    }
+  }
+
+  connectedCallback() {
+    if (!this.#abort) this.#abort = new AbortController();
+    ensureStyles();
+    this.classList.add('pe-widget');
+    if (!this.body) {
+      this.body = document.createElement('div');
+      this.body.className = 'pe-body';
+      this.#status(this.t('pe.loading'), 'pe-loading');
+    }
+    if (!this.body.isConnected) this.append(this.body);
+    this.#offLang ??= onLangChange(() => {
+      if (!this.hasAttribute('lang') && this.#started) this.#queueRender();
+      else if (!this.#started && this.body.querySelector('.pe-loading')) this.#status(this.t('pe.loading'), 'pe-loading');
+    });
+    if (this.#started || this.#starting) return;
+    const lazy = !this.hasAttribute('eager') && typeof IntersectionObserver === 'function';
+    if (!lazy) {
+      this.#start();
+      return;
+    }
+    this.#io = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) {
+        this.#io?.disconnect();
+        this.#io = null;
+        this.#start();
+      }
+    }, { rootMargin: '300px 0px' });
+    this.#io.observe(this);
+  }
+
+  disconnectedCallback() {
+    // Moving an element (disconnect + connect in one task) keeps it alive; a real removal tears down.
+    queueMicrotask(() => {
+      if (this.isConnected) return;
+      this.#io?.disconnect();
+      this.#io = null;
+      this.#offLang?.();
+      this.#offLang = null;
+      this.#abort?.abort();
+      this.#abort = null;
+      for (const id of this.#frames) cancelAnimationFrame(id);
+      this.#frames.clear();
+      for (const x of this.#owned) {
+        try { x.free(); } catch { /* already freed */ }
+      }
+      this.#owned.clear();
+      try {
+        this.cleanup?.();
+      } catch (e) {
+        console.warn(e);
+      }
+      this.#started = false;
+      this.#starting = null;
+      this.#generation++;
+      this.body?.replaceChildren();
+      this.body = null;
+    });
+  }
+
+  attributeChangedCallback(name, oldValue, newValue) {
+    if (oldValue === newValue) return;
+    if (name in this.constructor.attrs) {
+      const spec = this.constructor.attrs[name];
+      this.state[camel(name)] = parseAttr(newValue, spec);
+    }
+    if (this.#started) this.#queueRender();
+  }
+
+  async #start() {
+    if (this.#starting) return this.#starting;
+    const gen = this.#generation;
+    this.#starting = (async () => {
+      this.#readAttrsIntoState();
+      this.#readUrlState();
+      try {
+        this.pe = await getPosenc(simdPreference(this));
+        if (gen !== this.#generation) return;
+        this.dataset.build = this.pe.simd ? 'simd' : 'scalar';
+        if (this.setup) await this.setup();
+        if (gen !== this.#generation) return;
+        this.#started = true;
+        this.#renderNow();
+      } catch (e) {
+        if (gen === this.#generation) this.fail(e);
+      }
+    })();
+    return this.#starting;
+  }
+
+  /** Resolves once the widget has started (API loaded, setup done, first render). */
+  get ready() {
+    return this.#starting ?? Promise.resolve();
+  }
+
+  #queueRender() {
+    if (this.#renderQueued) return;
+    this.#renderQueued = true;
+    queueMicrotask(() => {
+      this.#renderQueued = false;
+      if (this.#started && this.body) this.#renderNow();
+    });
+  }
+
+  #renderNow() {
+    const focusKey = this.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
+    this.body.replaceChildren();
+    this.removeAttribute('data-error');
+    try {
+      this.render();
+    } catch (e) {
+      this.fail(e);
+      return;
+    }
+    if (focusKey) this.body.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
+    this.update();
+  }
+
+  /** Build the DOM into this.body (override). */
+  render() {}
+
+  /** Recompute and redraw from this.state (override as draw(); this wrapper catches and counts). */
+  update() {
+    if (!this.#started || !this.body) return;
+    this.#clearError();
+    try {
+      const r = this.draw();
+      if (r && typeof r.then === 'function') {
+        this.busy(r.then(() => this.markDrawn(), (e) => this.fail(e)));
+      } else {
+        this.markDrawn();
+      }
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  /** Recompute and redraw (override). May return a Promise. */
+  draw() {}
+
+  /** Merges values into this.state, writes the URL where enabled, and redraws. */
+  setState(values, { redraw = true } = {}) {
+    Object.assign(this.state, values);
+    if (urlStateEnabled(this)) {
+      const known = {};
+      for (const k of Object.keys(values)) if (k in this.defaults) known[k] = this.state[k];
+      writeState(stateKey(this), known, this.defaults);
+    }
+    if (redraw) this.update();
+  }
+
+  markDrawn() {
+    this.dataset.draws = String(Number(this.dataset.draws ?? 0) + 1);
+    this.dataset.state = 'ready';
+  }
+
+  busy(promise) {
+    this.dataset.busy = String(Number(this.dataset.busy ?? 0) + 1);
+    const done = () => {
+      const n = Number(this.dataset.busy ?? 1) - 1;
+      if (n > 0) this.dataset.busy = String(n);
+      else delete this.dataset.busy;
+    };
+    Promise.resolve(promise).then(done, (e) => { done(); this.fail(e); });
+    return promise;
+  }
+
+  own(x) {
+    if (x && typeof x.free === 'function') this.#owned.add(x);
+    return x;
+  }
+
+  /** Frees an owned object now. */
+  release(x) {
+    if (x && this.#owned.delete(x)) x.free();
+  }
+
+  frame(fn) {
+    const id = requestAnimationFrame((ts) => {
+      this.#frames.delete(id);
+      try {
+        fn(ts);
+      } catch (e) {
+        this.fail(e);
+      }
+    });
+    this.#frames.add(id);
+    return id;
+  }
+
+  cancelFrame(id) {
+    cancelAnimationFrame(id);
+    this.#frames.delete(id);
+  }
+
+  model(name) {
+    return getModel(name, modelsBase(this));
+  }
+
+  modelConfig(name) {
+    return getModelConfig(name, modelsBase(this));
+  }
+
+  modelFile(name) {
+    return getModelFile(name, modelsBase(this));
+  }
+
+  modelsJson(file) {
+    return getModelsJson(file, modelsBase(this));
+  }
+
+  #status(text, cls) {
+    if (!this.body) return;
+    this.body.replaceChildren(h('p', { class: cls }, text));
+  }
+
+  #clearError() {
+    this.querySelector(':scope > .pe-error')?.remove();
+    this.removeAttribute('data-error');
+  }
+
+  /** Shows an error inside the element (never throws). */
+  fail(err) {
+    const msg = err && err.message ? `${err.name && err.name !== 'Error' ? `${err.name}: ` : ''}${err.message}` : String(err);
+    this.dataset.state = 'error';
+    this.setAttribute('data-error', msg);
+    let box = this.querySelector(':scope > .pe-error');
+    if (!box) {
+      box = h('p', { class: 'pe-error', role: 'alert' });
+      this.prepend(box);
+    }
+    box.textContent = this.t('pe.error', { msg });
+    this.body?.querySelector('.pe-loading')?.remove();
+    console.warn(`${this.localName}:`, err);
+  }
+}
+
+/** customElements.define that tolerates a second definition (two bundles on one page). */
+export function define(tag, cls) {
+  if (!customElements.get(tag)) customElements.define(tag, cls);
+}

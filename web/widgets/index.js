@@ -1,0 +1,19 @@
+// The widgets entry: importing it registers every <pe-...> custom element. The site build turns it into
+// posenc-widgets.js (one file, wasm inlined; models fetched lazily by URL), so a page needs only
+//   <script type="module" src=".../posenc-widgets.js"></script>
+// and then the tags anywhere. Every widget file in this folder registers its own element when imported
+// (define() in base.js); they are all picked up here, whatever their names.
+import { configure, getPosenc, getModel, getModelConfig, modelsBase } from './base.js';
+import { getLang, setLang, registerStrings, t } from './i18n.js';
+
+// Every widget module (eager: bundled into this file). A new widget file only needs to exist here.
+import.meta.glob(['./*.js', '!./index.js', '!./base.js', '!./i18n.js'], { eager: true });
+
+export { configure, getPosenc, getModel, getModelConfig, modelsBase, getLang, setLang, registerStrings, t };
+
+/** For pages that load the bundle with a plain script tag and want to talk to it without importing it. */
+const api = Object.freeze({ configure, getPosenc, getModel, getModelConfig, modelsBase, getLang, setLang, registerStrings, t });
+if (typeof window !== 'undefined') {
+  window.posencWidgets ??= api;
+  document.dispatchEvent(new CustomEvent('pe-widgets-ready', { detail: api }));
+}

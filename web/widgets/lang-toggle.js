@@ -1,0 +1,35 @@
+// <pe-lang-toggle>: a button that switches every widget on the page between English and Chinese.
+// Where the page keeps state in the URL (<html data-pe-url-state>), the choice is written as ?lang=zh.
+// It also sets <html lang> so fonts and screen readers follow.
+import { define, h } from './base.js';
+import { getLang, setLang, onLangChange, t } from './i18n.js';
+import { urlStateEnabled, writeParam } from './lib/state.js';
+import { ensureStyles } from './lib/style.js';
+
+class PeLangToggle extends HTMLElement {
+  #off = null;
+  connectedCallback() {
+    ensureStyles();
+    this.classList.add('pe-lang-toggle');
+    this.#paint();
+    this.#off ??= onLangChange(() => this.#paint());
+  }
+  disconnectedCallback() {
+    this.#off?.();
+    this.#off = null;
+  }
+  #paint() {
+    const lang = getLang();
+    document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
+    const b = h('button', { type: 'button', class: 'pe-lang-button', 'aria-label': t('pe.lang.label'), 'data-lang': lang },
+      t('pe.lang.toggle'));
+    b.addEventListener('click', () => {
+      const next = getLang() === 'zh' ? 'en' : 'zh';
+      setLang(next);
+      if (urlStateEnabled(this)) writeParam('lang', next === 'en' ? null : next);
+      this.querySelector('button')?.focus();
+    });
+    this.replaceChildren(b);
+  }
+}
+define('pe-lang-toggle', PeLangToggle);

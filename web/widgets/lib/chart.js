@@ -1,0 +1,76 @@
+// chart.js — line charts through uPlot (npm `uplot`, its CSS injected once).
+//
+//   chart(container, {
+//     x: Float64Array | number[],                      // shared x values, increasing
+//     series: [{ label: 'float32', values: [...], color: '#c33', width: 2, dash: [4, 3], points: false }],
+//     xLabel: 'position', yLabel: 'error (rad)',       // translated strings
+//     logX: false, logY: false,                        // log10 axes (values must be > 0; others are dropped)
+//     height: 260, yRange: [lo, hi] (optional), xRange: [lo, hi] (optional),
+//     title: '…' (optional, above the plot), label: 'aria label',
+//   })  -> the uPlot instance (container._peChart). Calling again on the same container replaces the chart.
+// The width follows the container (ResizeObserver). Legend cells are real DOM text (series labels).
+
+import uPlot from 'uplot';
+import uplotCss from 'uplot/dist/uPlot.min.css?inline';
+import { addStyle } from './style.js';
+
+export const PALETTE = ['#2f6db5', '#c0392b', '#27864a', '#8e44ad', '#d68910', '#16a2b8', '#7f8c8d', '#e84393', '#34495e'];
+
+export function chart(container, o) {
+  addStyle('pe-uplot', uplotCss);
+  const old = container._peChart;
+  if (old) {
+    old.u.destroy();
+    old.ro?.disconnect();
+  }
+  container.classList.add('pe-chart');
+  container.replaceChildren();
+  container.setAttribute('role', 'figure');
+  if (o.label) container.setAttribute('aria-label', o.label);
+  const keep = (v) => (o.logY ? v > 0 && Number.isFinite(v) : Number.isFinite(v));
+  const data = [Array.from(o.x), ...o.series.map((s) => Array.from(s.values, (v) => (keep(v) ? v : null)))];
+  const width = Math.max(200, container.clientWidth || 600);
+  const axis = { stroke: '#4f5963', grid: { stroke: '#eceff2' }, ticks: { stroke: '#d6dbe0' }, font: '11px system-ui, sans-serif', labelFont: '12px system-ui, sans-serif' };
+  const opts = {
+    width,
+    height: o.height ?? 260,
+    title: o.title,
+    scales: {
+      x: { time: false, distr: o.logX ? 3 : 1, ...(o.xRange ? { range: o.xRange } : {}) },
+      y: { distr: o.logY ? 3 : 1, ...(o.yRange ? { range: o.yRange } : {}) },
+    },
+    axes: [
+      { ...axis, label: o.xLabel ?? '', size: 36, labelSize: 18 },
+      { ...axis, label: o.yLabel ?? '', size: o.ySize ?? 58, labelSize: 18, values: o.yFormat ? (u, vals) => vals.map(o.yFormat) : undefined },
+    ],
+    series: [
+      { label: o.xLabel ?? 'x', value: (u, v) => (v == null ? '–' : String(Number(v.toPrecision(6)))) },
+      ...o.series.map((s, i) => ({
+        label: s.label,
+        stroke: s.color ?? PALETTE[i % PALETTE.length],
+        width: s.width ?? 2,
+        dash: s.dash,
+        points: { show: s.points ?? false },
+        spanGaps: s.spanGaps ?? false,
+        value: (u, v) => (v == null ? '–' : Number(v.toPrecision(4)).toString()),
+      })),
+    ],
+    legend: { show: o.legend !== false },
+    cursor: { drag: { x: false, y: false } },
+  };
+  const u = new uPlot(opts, data, container);
+  let ro = null;
+  if (typeof ResizeObserver === 'function') {
+    let lastW = width;
+    ro = new ResizeObserver(() => {
+      const w = Math.max(200, container.clientWidth);
+      if (Math.abs(w - lastW) > 2) {
+        lastW = w;
+        u.setSize({ width: w, height: opts.height });
+      }
+    });
+    ro.observe(container);
+  }
+  container._peChart = { u, ro };
+  return u;
+}

@@ -1,0 +1,155 @@
+// heatmap.js — a row-major (rows, cols) array drawn as a canvas heatmap, with axis labels, a colour legend
+// and a hover readout. The canvas backing store is sized to its CSS box times devicePixelRatio and the cells
+// are scaled without smoothing, so small tables stay crisp and large ones are drawn one cell per pixel or finer.
+//
+//   const hm = heatmap(container, values, rows, cols, {
+//     scheme: 'diverging',        // 'diverging' (blue–white–red over [−range, range]) or 'sequential' (white→blue over [0, range])
+//     range: 1,                   // default: max |value| (diverging) or max value (sequential)
+//     xLabel: 'position', yLabel: 'dimension',   // already translated strings
+//     xTicks: [first, last], yTicks: [first, last],  // shown at the ends; default 0 and cols−1 / rows−1
+//     height: 220,                // CSS px; default: cols/rows aspect clamped to [120, 360]
+//     caption: '…', legend: true,
+//     readout: (r, c, v) => 'text',   // hover text; default t('pe.hover')
+//     transpose: false,           // draw values[r * cols + c] at x = r, y = c
+//     label: 'aria label',
+//   });
+//   hm.canvas                     // the <canvas>
+// Calling heatmap() again on the same container redraws into the same figure. −Infinity (masked) cells are grey.
+
+import { h } from '../base.js';
+import { t } from '../i18n.js';
+
+const NEG = [33, 102, 172];
+const MID = [247, 247, 247];
+const POS = [178, 24, 43];
+const SEQ = [[255, 255, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]];
+const MASK = [205, 208, 212];
+
+/** RGB of v in a scheme. */
+export function colour(v, range, scheme = 'diverging') {
+  if (v === -Infinity || Number.isNaN(v)) return MASK;
+  if (scheme === 'sequential') {
+    const x = Math.max(0, Math.min(1, range > 0 ? v / range : 0)) * (SEQ.length - 1);
+    const i = Math.min(SEQ.length - 2, Math.floor(x));
+    const f = x - i;
+    return [0, 1, 2].map((k) => SEQ[i][k] + (SEQ[i + 1][k] - SEQ[i][k]) * f);
+  }
+  const x = Math.max(-1, Math.min(1, range > 0 ? v / range : 0));
+  const end = x < 0 ? NEG : POS;
+  const a = Math.abs(x);
+  return [0, 1, 2].map((k) => MID[k] + (end[k] - MID[k]) * a);
+}
+
+/** CSS gradient of a scheme (legend bars). */
+export function gradientCss(scheme = 'diverging') {
+  if (scheme === 'sequential') return `linear-gradient(to right, ${SEQ.map((c) => `rgb(${c.join(' ')})`).join(', ')})`;
+  return `linear-gradient(to right, rgb(${NEG.join(' ')}), rgb(${MID.join(' ')}), rgb(${POS.join(' ')}))`;
+}
+
+const fmtNum = (v) => {
+  if (v === -Infinity) return '−∞';
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  return (a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(3) : String(Number(v.toPrecision(4)))).replace('-', '−');
+};
+
+/** Draws the heatmap; see the file comment. Returns { figure, canvas }. */
+export function heatmap(container, values, rows, cols, opts = {}) {
+  const width = opts.transpose ? rows : cols;
+  const height = opts.transpose ? cols : rows;
+  const at = opts.transpose ? (x, y) => values[x * cols + y] : (x, y) => values[y * cols + x];
+  const scheme = opts.scheme ?? 'diverging';
+  let range = opts.range;
+  if (!(range > 0)) {
+    range = 0;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (Number.isFinite(v)) range = Math.max(range, scheme === 'sequential' ? v : Math.abs(v));
+    }
+    if (!(range > 0)) range = 1;
+  }
+
+  let st = container._peHeatmap;
+  if (!st || !st.figure.isConnected || st.figure.parentNode !== container) {
+    const canvas = h('canvas', { role: 'img' });
+    const readout = h('div', { class: 'pe-hm-readout', 'aria-live': 'polite' }, '\u00a0');
+    const ylab = h('span', { class: 'pe-hm-ylabel' });
+    const xTicks = h('div', { class: 'pe-hm-x' });
+    const legend = h('div', { class: 'pe-legend' });
+    const caption = h('figcaption');
+    const figure = h('figure', { class: 'pe-hm' },
+      h('div', { class: 'pe-hm-plot' }, ylab, h('div', { class: 'pe-hm-canvas-box' }, canvas)),
+      xTicks, readout, legend, caption);
+    container.replaceChildren(figure);
+    st = container._peHeatmap = { figure, canvas, readout, ylab, xTicks, legend, caption, ro: null };
+    canvas.addEventListener('mousemove', (e) => st.hover?.(e));
+    canvas.addEventListener('mouseleave', () => { st.readout.textContent = '\u00a0'; });
+    if (typeof ResizeObserver === 'function') {
+      let lastW = 0;
+      st.ro = new ResizeObserver(() => {
+        const w = canvas.clientWidth;
+        if (w && Math.abs(w - lastW) > 1) {
+          lastW = w;
+          st.paint?.();
+        }
+      });
+      st.ro.observe(canvas);
+    }
+  }
+  const { canvas, readout } = st;
+  canvas.setAttribute('aria-label', opts.label ?? opts.caption ?? 'heatmap');
+  st.ylab.textContent = opts.yLabel ?? '';
+  st.ylab.hidden = !opts.yLabel;
+  const xt = opts.xTicks ?? [0, width - 1];
+  st.xTicks.replaceChildren(h('span', {}, String(xt[0])), h('span', {}, opts.xLabel ?? ''), h('span', {}, String(xt[xt.length - 1])));
+  st.caption.textContent = opts.caption ?? '';
+  st.caption.hidden = !opts.caption;
+  if (opts.legend !== false) {
+    const lo = scheme === 'sequential' ? 0 : -range;
+    st.legend.replaceChildren(h('span', {}, fmtNum(lo)), h('span', { class: 'pe-bar', style: { background: gradientCss(scheme) } }),
+      h('span', {}, fmtNum(range)));
+    st.legend.hidden = false;
+  } else st.legend.hidden = true;
+
+  // cell image, one pixel per cell
+  const cells = document.createElement('canvas');
+  cells.width = width;
+  cells.height = height;
+  const cctx = cells.getContext('2d');
+  const img = cctx.createImageData(width, height);
+  const px = img.data;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const c = colour(at(x, y), range, scheme);
+      const o = (y * width + x) * 4;
+      px[o] = c[0];
+      px[o + 1] = c[1];
+      px[o + 2] = c[2];
+      px[o + 3] = 255;
+    }
+  }
+  cctx.putImageData(img, 0, 0);
+
+  const cssHeight = opts.height ?? Math.max(120, Math.min(360, Math.round(((canvas.clientWidth || 320) * height) / width)));
+  canvas.style.height = `${cssHeight}px`;
+  st.paint = () => {
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round((canvas.clientWidth || 320) * dpr));
+    const hgt = Math.max(1, Math.round(cssHeight * dpr));
+    if (canvas.width !== w) canvas.width = w;
+    if (canvas.height !== hgt) canvas.height = hgt;
+    const ctx = canvas.getContext('2d');
+    ctx.imageSmoothingEnabled = false;
+    ctx.clearRect(0, 0, w, hgt);
+    ctx.drawImage(cells, 0, 0, width, height, 0, 0, w, hgt);
+  };
+  st.paint();
+  st.hover = (e) => {
+    const r = canvas.getBoundingClientRect();
+    const x = Math.min(width - 1, Math.max(0, Math.floor(((e.clientX - r.left) / r.width) * width)));
+    const y = Math.min(height - 1, Math.max(0, Math.floor(((e.clientY - r.top) / r.height) * height)));
+    const v = at(x, y);
+    readout.textContent = opts.readout ? opts.readout(y, x, v) : t('pe.hover', { r: y, c: x, v: fmtNum(v) }, opts.lang);
+  };
+  return st;
+}

@@ -1,0 +1,23 @@
+// math.js — formulas typeset with KaTeX (npm `katex`; its CSS and fonts are bundled and injected once).
+//
+//   tex(el, '\\theta_i = b^{-2i/d}')                  // inline, into el (replaces its content)
+//   tex(el, 'PE_{(p,2i)} = \\sin(p / b^{2i/d})', { display: true })
+//   texNode('x^2', { display: true })                 // a new <span class="pe-math"> holding the formula
+// A formula that does not parse is shown as its source in red (throwOnError: false), never an exception.
+
+import katex from 'katex';
+import katexCss from 'katex/dist/katex.min.css?inline';
+import { addStyle } from './style.js';
+
+export function tex(el, formula, { display = false } = {}) {
+  addStyle('pe-katex', katexCss);
+  katex.render(formula, el, { displayMode: display, throwOnError: false, output: 'htmlAndMathml', strict: 'ignore' });
+  el.classList.add('pe-math');
+  el.setAttribute('translate', 'no');
+  return el;
+}
+
+export function texNode(formula, options = {}) {
+  const span = document.createElement(options.display ? 'div' : 'span');
+  return tex(span, formula, options);
+}

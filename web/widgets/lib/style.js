@@ -1,0 +1,83 @@
+// style.js — the widgets' CSS, injected once into the page's <head> (light DOM widgets: every rule is scoped
+// under .pe-widget or a .pe-* class, so a host page's styles and ours leave each other alone).
+//
+//   ensureStyles()              the base sheet (base.js calls it when a widget connects)
+//   addStyle('pe-katex', css)   another sheet once per id (math.js, chart.js use it for KaTeX and uPlot)
+
+const added = new Set();
+
+/** Adds a <style data-pe-style="id"> to <head> once per id. */
+export function addStyle(id, css) {
+  if (added.has(id) || typeof document === 'undefined') return;
+  added.add(id);
+  if (document.head.querySelector(`style[data-pe-style="${id}"]`)) return;
+  const s = document.createElement('style');
+  s.dataset.peStyle = id;
+  s.textContent = css;
+  document.head.append(s);
+}
+
+export function ensureStyles() {
+  addStyle('pe-base', BASE);
+}
+
+const BASE = `
+.pe-widget { display: block; box-sizing: border-box; margin: 1rem 0; padding: .9rem 1rem 1rem; border: 1px solid #d6dbe0;
+  border-radius: 10px; background: #fff; color: #1d232a; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "PingFang SC",
+  "Noto Sans CJK SC", "Microsoft YaHei", sans-serif; max-width: 100%; overflow-wrap: anywhere; }
+.pe-widget *, .pe-widget *::before, .pe-widget *::after { box-sizing: border-box; }
+.pe-widget h3 { font-size: 1.05rem; margin: 0 0 .4rem; }
+.pe-widget h4 { font-size: .95rem; margin: .9rem 0 .3rem; }
+.pe-widget p { margin: .35rem 0 .6rem; }
+.pe-widget .pe-note { color: #4f5963; font-size: .88rem; }
+.pe-widget .pe-loading { color: #6b7580; font-size: .9rem; }
+.pe-widget .pe-error { color: #a1261b; background: #fdecea; border: 1px solid #f3c2bc; border-radius: 6px;
+  padding: .4rem .6rem; font-size: .9rem; margin: 0 0 .6rem; white-space: pre-wrap; }
+.pe-widget .pe-controls { display: flex; flex-wrap: wrap; gap: .5rem 1.2rem; align-items: flex-end; margin: .3rem 0 .7rem; }
+.pe-widget .pe-control { display: flex; flex-direction: column; gap: .15rem; font-size: .82rem; color: #4f5963; min-width: 8rem; }
+.pe-widget .pe-control .pe-control-head { display: flex; justify-content: space-between; gap: .6rem; }
+.pe-widget .pe-control output { color: #1d232a; font-variant-numeric: tabular-nums; }
+.pe-widget .pe-control input[type=range] { width: 11rem; max-width: 100%; accent-color: #2f6db5; }
+.pe-widget .pe-control select, .pe-widget .pe-control input[type=number], .pe-widget .pe-control input[type=text] {
+  font: inherit; font-size: .92rem; padding: .2rem .35rem; border: 1px solid #b9c1c9; border-radius: 5px; background: #fff; color: #1d232a; }
+.pe-widget .pe-control textarea { font: 12.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; width: 100%;
+  min-height: 8rem; padding: .4rem; border: 1px solid #b9c1c9; border-radius: 5px; }
+.pe-widget .pe-check { flex-direction: row; align-items: center; gap: .4rem; min-width: 0; }
+.pe-widget button.pe-button { font: inherit; font-size: .9rem; padding: .3rem .8rem; border: 1px solid #2f6db5; border-radius: 6px;
+  background: #2f6db5; color: #fff; cursor: pointer; }
+.pe-widget button.pe-button.pe-secondary { background: #fff; color: #2f6db5; }
+.pe-widget button.pe-button:disabled { opacity: .5; cursor: default; }
+.pe-widget :focus-visible { outline: 2px solid #e08a00; outline-offset: 2px; }
+.pe-widget .pe-row { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
+.pe-widget .pe-row > * { flex: 1 1 260px; min-width: 0; }
+.pe-widget .pe-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: .6rem; }
+.pe-widget figure { margin: 0; min-width: 0; }
+.pe-widget figcaption { font-size: .82rem; color: #4f5963; margin-top: .2rem; }
+.pe-widget .pe-hm { position: relative; }
+.pe-widget .pe-hm-plot { display: flex; align-items: stretch; gap: .25rem; }
+.pe-widget .pe-hm-ylabel { writing-mode: vertical-rl; transform: rotate(180deg); font-size: .75rem; color: #4f5963; text-align: center; }
+.pe-widget .pe-hm-canvas-box { flex: 1; min-width: 0; position: relative; }
+.pe-widget .pe-hm canvas { display: block; width: 100%; border: 1px solid #d6dbe0; background: #fff; cursor: crosshair; }
+.pe-widget .pe-hm-x { display: flex; justify-content: space-between; font-size: .72rem; color: #4f5963; margin-left: 1.1rem; }
+.pe-widget .pe-hm-readout { font-size: .75rem; color: #1d232a; min-height: 1.2em; font-variant-numeric: tabular-nums; }
+.pe-widget .pe-legend { display: inline-flex; align-items: center; gap: .35rem; font-size: .72rem; color: #4f5963; }
+.pe-widget .pe-legend .pe-bar { display: inline-block; width: 6rem; height: .6rem; border: 1px solid #d6dbe0; }
+.pe-widget table.pe-table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
+.pe-widget table.pe-table th, .pe-widget table.pe-table td { border: 1px solid #dde2e6; padding: .15rem .45rem; text-align: right; }
+.pe-widget table.pe-table th { background: #f3f5f7; font-weight: 600; }
+.pe-widget .pe-scroll { overflow-x: auto; max-width: 100%; }
+.pe-widget .pe-big { font-size: 1.25rem; font-weight: 600; font-variant-numeric: tabular-nums; }
+.pe-widget .pe-good { color: #17703a; }
+.pe-widget .pe-bad { color: #a1261b; }
+.pe-widget .pe-math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+.pe-widget .pe-progress { width: 100%; max-width: 24rem; height: .8rem; }
+.pe-widget .pe-chart { width: 100%; min-width: 0; }
+.pe-widget .pe-chart .u-legend { font-size: .78rem; }
+.pe-widget code, .pe-widget .pe-term { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .88em; }
+@media (max-width: 560px) {
+  .pe-widget { padding: .7rem .6rem .8rem; font-size: 14px; }
+  .pe-widget .pe-control input[type=range] { width: 100%; }
+  .pe-widget .pe-control { min-width: 0; flex: 1 1 100%; }
+  .pe-widget .pe-row > * { flex-basis: 100%; }
+}
+`;
