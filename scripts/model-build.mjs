@@ -34,15 +34,16 @@ export function buildModelTool({ quiet = false } = {}) {
   } catch {
     throw new Error('gcc not found: install it (apt-get install gcc) to train or evaluate the models');
   }
-  const h = createHash('sha256');
-  for (const f of [...srcs, ...headers]) h.update(f).update(readFileSync(join(ROOT, f)));
-  h.update(FLAGS.join(' ')).update(gccVersion);
-  const fp = h.digest('hex');
+  // sources: what the weights depend on (recorded in each config.json as posenc.training.sources_sha256)
+  const hs = createHash('sha256');
+  for (const f of [...srcs, ...headers]) hs.update(f).update('\0').update(readFileSync(join(ROOT, f))).update('\0');
+  const sourcesHash = hs.digest('hex');
+  const fp = createHash('sha256').update(sourcesHash).update(FLAGS.join(' ')).update(gccVersion).digest('hex');
   const stamp = `${BIN}.stamp`;
   if (existsSync(BIN) && existsSync(stamp) && readFileSync(stamp, 'utf8') === fp) return BIN;
   mkdirSync(dirname(BIN), { recursive: true });
   if (!quiet) console.log(`model: gcc ${FLAGS.join(' ')} -> build/model/posenc-model`);
-  execFileSync('gcc', [...FLAGS, `-DPE_BUILD_FLAGS="${FLAGS.join(' ')}"`, '-Ic/include', ...srcs, '-lm', '-o', BIN], {
+  execFileSync('gcc', [...FLAGS, `-DPE_BUILD_FLAGS="${FLAGS.join(' ')}"`, `-DPE_SOURCES_SHA256="${sourcesHash}"`, '-Ic/include', ...srcs, '-lm', '-o', BIN], {
     cwd: ROOT,
     stdio: 'inherit',
   });

@@ -8,7 +8,7 @@
 // deterministic, so the weights do not depend on how many run at once. --steps overrides the budget (for a
 // quick look; the shipped models use the defaults in c/model/main.c).
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, existsSync, copyFileSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { buildModelTool, ROOT, MODELS_DIR, TASKS, ENCODINGS } from './model-build.mjs';
 
@@ -58,7 +58,12 @@ function run(bin, args, prefix) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const bin = buildModelTool();
+  // A private copy of the tool: a rebuild while the trainings run (sources edited, `npm run eval`) must not
+  // change the binary halfway through the list.
+  const tool = buildModelTool();
+  const bin = `${tool}.train-${process.pid}`;
+  copyFileSync(tool, bin);
+  process.on('exit', () => rmSync(bin, { force: true }));
   let names = TASKS.flatMap((t) => ENCODINGS.map((e) => `${t}-${e}`));
   if (opts.only) {
     for (const n of opts.only) if (!names.includes(n)) throw new Error(`unknown model ${n} (one of ${names.join(', ')})`);

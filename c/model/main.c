@@ -22,6 +22,9 @@
 #ifndef PE_BUILD_FLAGS
 #define PE_BUILD_FLAGS "?"
 #endif
+#ifndef PE_SOURCES_SHA256 /* scripts/model-build.mjs: sha256 over the C sources and headers the tool is built from */
+#define PE_SOURCES_SHA256 "unknown"
+#endif
 
 #define PE__DATA_SEED 1           /* the training stream, the same for every encoding of a task */
 #define PE__INIT_SEED 1234        /* weight init, the same for every encoding */
@@ -257,8 +260,9 @@ static int pe__cmd_train(int argc, char **argv) {
     pe__buf_double(&b, h.lr);
     pe__buf_printf(&b, ", \"warmup_steps\": %lld, \"schedule\": \"linear warmup, cosine to 0.1 lr\", \"betas\": [0.9, 0.95], "
                        "\"eps\": 1e-8, \"weight_decay\": 0.1, \"weight_decay_on\": \"linear weights\", \"grad_clip\": 1.0, "
-                       "\"init_seed\": %llu, \"data_seed\": %d, \"toolchain\": \"gcc %s %s\", \"final_train_loss\": ",
-                   (long long)h.warmup, (unsigned long long)init_seed, PE__DATA_SEED, __VERSION__, PE_BUILD_FLAGS);
+                       "\"init_seed\": %llu, \"data_seed\": %d, \"toolchain\": \"gcc %s %s\", \"sources_sha256\": \"%s\", "
+                       "\"final_train_loss\": ",
+                   (long long)h.warmup, (unsigned long long)init_seed, PE__DATA_SEED, __VERSION__, PE_BUILD_FLAGS, PE_SOURCES_SHA256);
     pe__buf_double(&b, final_loss);
     pe__buf_puts(&b, " },\n    \"evaluation\": {\n");
     pe__json_eval(&b, "in_distribution", &check, T, 0);
