@@ -84,7 +84,8 @@ for (const spec of workloads) {
       check[id] = `error: ${String(e.message ?? e).slice(0, 200)}`;
     }
   }
-  const res = await compare(contenders, { rounds, minSample });
+  // large: one onnxruntime run takes ~0.3 s here, so fewer rounds
+  const res = await compare(contenders, { rounds: spec.size === 'large' ? Math.min(rounds, 5) : rounds, minSample });
   w.dispose();
   const slim = {};
   for (const [id, r] of Object.entries(res.results)) slim[id] = r.error ? { error: r.error } : { iters: r.iters, times: r.times, median: r.median, lo: r.lo, hi: r.hi };

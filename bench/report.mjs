@@ -37,7 +37,7 @@ export function report(results) {
     out(`Load average (1 min) at start / end: ${m.loadAverage.start[0].toFixed(2)} / ${m.loadAverage.end[0].toFixed(2)}.`);
   }
   if (m.pageFaultSeconds) {
-    out(`First touch of a fresh 4 KiB page: ${(m.pageFaultSeconds * 1e6).toFixed(1)} µs${m.mallocTuning ? '; malloc tuned to recycle blocks ≤ 32 MiB (see docs/performance.md)' : '; malloc as is'}.`);
+    out(`First touch of a fresh 4 KiB page: ${(m.pageFaultSeconds * 1e6).toFixed(1)} µs${m.mallocTuning ? '; malloc set to reuse freed memory instead of fresh pages (see docs/performance.md)' : '; malloc as is'}.`);
   }
   out(`Command: \`${results.command}\` — ${results.settings.rounds} interleaved rounds (large RoPE and attention prefill: fewer, see results.json), batches of ≥ ${results.settings.minSample * 1e3} ms; ${results.seconds ? `${results.seconds.toFixed(0)} s` : ''}.`);
   out('Cells: time(contender) / time(posenc), median of per-round ratios (quartiles): > 1 means posenc is faster.');

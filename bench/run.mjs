@@ -21,14 +21,15 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-// glibc malloc hands every block above its mmap threshold fresh pages from the kernel, and frees them back;
-// each first touch of such a page is a page fault. On this kind of VM a fault costs ~30 µs per 4 KiB (~100x
-// bare metal; run.mjs measures it), which would bill anything allocating fresh output arrays per call
-// (onnxruntime-web's session.run outputs, API calls that return new arrays) for the machine instead of the
-// code. So the benchmark (and its onnxruntime children, which inherit this) runs with malloc recycling freed
-// blocks up to 32 MiB from its heap, as typical allocators on typical machines effectively do. --no-malloc-tuning
-// measures as is.
-const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '4294967296', MALLOC_TOP_PAD_: '268435456' };
+// glibc malloc serves every large block (above its mmap threshold) with fresh pages from the kernel and gives
+// them back on free; each first touch of such a page is a page fault. On this kind of VM a fault costs ~30 µs
+// per 4 KiB (~100x bare metal; the run measures it), which would bill anything that allocates fresh output
+// arrays per call (onnxruntime-web's session.run outputs; API calls returning new arrays) for the machine
+// instead of the code: a 128 MiB output would cost ~1 s of faults. So the benchmark, and the onnxruntime
+// children that inherit its environment, run with malloc serving everything from its heap and keeping freed
+// memory (no mmap, no trim): freed blocks are reused without faults, as on a machine where faults are cheap.
+// --no-malloc-tuning measures as is.
+const MALLOC_ENV = { MALLOC_MMAP_MAX_: '0', MALLOC_TRIM_THRESHOLD_: '68719476736', MALLOC_TOP_PAD_: '268435456' };
 if (!process.argv.includes('--no-malloc-tuning') && process.env.POSENC_BENCH_MALLOC !== '1') {
   const { spawnSync } = await import('node:child_process');
   const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
@@ -48,7 +49,7 @@ const opt = (name, dflt) => {
 };
 
 const quick = flag('quick');
-const ROUNDS = Number(opt('rounds', quick ? 3 : 15));
+const ROUNDS = Number(opt('rounds', quick ? 3 : 11));
 const MIN_SAMPLE = Number(opt('min-sample', quick ? 0.005 : 0.01));
 const ONLY = opt('only', '')
   .split(',')
@@ -283,7 +284,7 @@ async function main() {
     const ts = Date.now();
     // the long workloads (large RoPE: ~0.5 s per round; attention prefill: ~0.3 s) get fewer rounds
     const long = (spec.kind === 'rope' && spec.size === 'large') || (spec.kind === 'attention' && spec.attn === 'prefill');
-    const rounds = long && !quick ? Math.max(5, Math.round(ROUNDS * 0.6)) : ROUNDS;
+    const rounds = long && !quick ? Math.max(5, Math.round(ROUNDS * 0.65)) : ROUNDS;
     const res = await core.compare(w.contenders, { rounds, minSample: MIN_SAMPLE });
     w.dispose();
     for (const c of w.contenders) results.contenders[c.id] ??= c.label;
