@@ -41,6 +41,7 @@
 //   this.state          control values: attribute defaults, then attributes, then the URL (playground only)
 //   this.setState(o)    merges o into state, writes the URL (if enabled), calls update() (-> draw())
 //   this.update()       redraw now (e.g. after your own event handler changed something)
+//   static rebuildOn    state keys whose change re-runs render() too (e.g. a count that sets a slider's max)
 //   this.body           the element's content box (light DOM; styles are scoped by the .pe-* classes)
 //   this.t(key, vars)   a string in this element's language (its `lang` attribute, else the page's)
 //   this.lang           'en' or 'zh'
@@ -465,15 +466,23 @@ export class PeElement extends HTMLElement {
   /** Recompute and redraw (override). May return a Promise. */
   draw() {}
 
+  /**
+   * Keys whose change alters the controls themselves (a slider's range, which controls exist): setState on one
+   * of them re-runs render() + draw() instead of draw() alone (keyboard focus is kept by data-key).
+   */
+  static rebuildOn = [];
+
   /** Merges values into this.state, writes the URL where enabled, and redraws. */
   setState(values, { redraw = true } = {}) {
+    const rebuild = redraw && this.constructor.rebuildOn.some((k) => k in values && values[k] !== this.state[k]);
     Object.assign(this.state, values);
     if (urlStateEnabled(this)) {
       const known = {};
       for (const k of Object.keys(values)) if (k in this.defaults) known[k] = this.state[k];
       writeState(stateKey(this), known, this.defaults);
     }
-    if (redraw) this.update();
+    if (rebuild && this.#started) this.#renderNow();
+    else if (redraw) this.update();
   }
 
   markDrawn() {

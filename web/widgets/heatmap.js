@@ -129,15 +129,8 @@ class PeHeatmap extends PeElement {
     this.body.append(this.fig);
   }
 
-  setState(values, opts) {
-    // Changing the table kind changes which controls make sense: rebuild them.
-    super.setState(values, opts);
-    if ('kind' in values && this.hasAttribute('controls')) {
-      this.body.replaceChildren();
-      this.render();
-      this.update();
-    }
-  }
+  // Changing the table kind changes which controls make sense: rebuild them.
+  static rebuildOn = ['kind', 'heads'];
 
   draw() {
     const s = this.state;

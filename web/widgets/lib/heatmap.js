@@ -6,7 +6,8 @@
 //     scheme: 'diverging',        // 'diverging' (blue–white–red over [−range, range]) or 'sequential' (white→blue over [0, range])
 //     range: 1,                   // default: max |value| (diverging) or max value (sequential)
 //     xLabel: 'position', yLabel: 'dimension',   // already translated strings
-//     xTicks: [first, last], yTicks: [first, last],  // shown at the ends; default 0 and cols−1 / rows−1
+//     xTicks: [first, last],      // shown at the ends; default 0 and width−1
+//     xNames: ['猫', '吃', '鱼'], yNames: [...],   // one label per column / row (small tables), instead of ticks
 //     height: 220,                // CSS px; default: cols/rows aspect clamped to [120, 360]
 //     caption: '…', legend: true,
 //     readout: (r, c, v) => 'text',   // hover text; default t('pe.hover')
@@ -74,14 +75,15 @@ export function heatmap(container, values, rows, cols, opts = {}) {
     const canvas = h('canvas', { role: 'img' });
     const readout = h('div', { class: 'pe-hm-readout', 'aria-live': 'polite' }, '\u00a0');
     const ylab = h('span', { class: 'pe-hm-ylabel' });
+    const yNames = h('div', { class: 'pe-hm-ynames' });
     const xTicks = h('div', { class: 'pe-hm-x' });
     const legend = h('div', { class: 'pe-legend' });
     const caption = h('figcaption');
-    const figure = h('figure', { class: 'pe-hm' },
-      h('div', { class: 'pe-hm-plot' }, ylab, h('div', { class: 'pe-hm-canvas-box' }, canvas)),
-      xTicks, readout, legend, caption);
+    const figure = h('figure', { class: 'pe-hm' }, caption,
+      h('div', { class: 'pe-hm-plot' }, ylab, yNames, h('div', { class: 'pe-hm-canvas-box' }, canvas)),
+      xTicks, h('div', { class: 'pe-hm-foot' }, legend, readout));
     container.replaceChildren(figure);
-    st = container._peHeatmap = { figure, canvas, readout, ylab, xTicks, legend, caption, ro: null };
+    st = container._peHeatmap = { figure, canvas, readout, ylab, yNames, xTicks, legend, caption, ro: null };
     canvas.addEventListener('mousemove', (e) => st.hover?.(e));
     canvas.addEventListener('mouseleave', () => { st.readout.textContent = '\u00a0'; });
     if (typeof ResizeObserver === 'function') {
@@ -100,8 +102,18 @@ export function heatmap(container, values, rows, cols, opts = {}) {
   canvas.setAttribute('aria-label', opts.label ?? opts.caption ?? 'heatmap');
   st.ylab.textContent = opts.yLabel ?? '';
   st.ylab.hidden = !opts.yLabel;
-  const xt = opts.xTicks ?? [0, width - 1];
-  st.xTicks.replaceChildren(h('span', {}, String(xt[0])), h('span', {}, opts.xLabel ?? ''), h('span', {}, String(xt[xt.length - 1])));
+  if (opts.xNames) {
+    st.xTicks.className = 'pe-hm-x pe-hm-xnames';
+    st.xTicks.replaceChildren(...opts.xNames.map((n) => h('span', {}, String(n))));
+    st.xTicks.style.marginLeft = opts.yNames ? '' : '';
+  } else {
+    const xt = opts.xTicks ?? [0, width - 1];
+    st.xTicks.className = 'pe-hm-x';
+    st.xTicks.replaceChildren(h('span', {}, String(xt[0])), h('span', {}, opts.xLabel ?? ''), h('span', {}, String(xt[xt.length - 1])));
+  }
+  st.yNames.replaceChildren(...(opts.yNames ?? []).map((n) => h('span', {}, String(n))));
+  st.yNames.hidden = !opts.yNames;
+  st.figure.classList.toggle('pe-hm-named', !!(opts.xNames || opts.yNames));
   st.caption.textContent = opts.caption ?? '';
   st.caption.hidden = !opts.caption;
   if (opts.legend !== false) {
@@ -132,6 +144,7 @@ export function heatmap(container, values, rows, cols, opts = {}) {
 
   const cssHeight = opts.height ?? Math.max(120, Math.min(360, Math.round(((canvas.clientWidth || 320) * height) / width)));
   canvas.style.height = `${cssHeight}px`;
+  st.yNames.style.height = `${cssHeight}px`;
   st.paint = () => {
     const dpr = window.devicePixelRatio || 1;
     const w = Math.max(1, Math.round((canvas.clientWidth || 320) * dpr));

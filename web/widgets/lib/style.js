@@ -59,7 +59,14 @@ const BASE = `
 .pe-widget .pe-hm-canvas-box { flex: 1; min-width: 0; position: relative; }
 .pe-widget .pe-hm canvas { display: block; width: 100%; border: 1px solid #d6dbe0; background: #fff; cursor: crosshair; }
 .pe-widget .pe-hm-x { display: flex; justify-content: space-between; font-size: .72rem; color: #4f5963; margin-left: 1.1rem; }
-.pe-widget .pe-hm-readout { font-size: .75rem; color: #1d232a; min-height: 1.2em; font-variant-numeric: tabular-nums; }
+.pe-widget .pe-hm-ynames { display: flex; flex-direction: column; justify-content: space-around; font-size: .8rem; color: #1d232a; text-align: right; padding-right: .15rem; }
+.pe-widget .pe-hm-ynames[hidden] { display: none; }
+.pe-widget .pe-hm-xnames { justify-content: space-around; font-size: .8rem; color: #1d232a; }
+.pe-widget .pe-hm-named .pe-hm-xnames { margin-left: calc(1.1rem + 1.6rem); }
+.pe-widget .pe-hm-named .pe-hm-ynames { min-width: 1.6rem; }
+.pe-widget .pe-hm-foot { display: flex; flex-wrap: wrap; gap: .2rem 1rem; align-items: center; min-height: 1.3em; margin-top: .1rem; }
+.pe-widget .pe-hm-readout { font-size: .75rem; color: #1d232a; font-variant-numeric: tabular-nums; }
+.pe-widget .pe-hm figcaption { margin: 0 0 .2rem; }
 .pe-widget .pe-legend { display: inline-flex; align-items: center; gap: .35rem; font-size: .72rem; color: #4f5963; }
 .pe-widget .pe-legend .pe-bar { display: inline-block; width: 6rem; height: .6rem; border: 1px solid #d6dbe0; }
 .pe-widget table.pe-table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
@@ -74,6 +81,10 @@ const BASE = `
 .pe-widget .pe-chart { width: 100%; min-width: 0; }
 .pe-widget .pe-chart .u-legend { font-size: .78rem; }
 .pe-widget code, .pe-widget .pe-term { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .88em; }
+.pe-widget .pe-clocks { display: flex; flex-wrap: wrap; gap: .4rem .9rem; }
+.pe-widget .pe-clock { text-align: center; width: 104px; }
+.pe-widget .pe-clock figcaption { font-size: .72rem; line-height: 1.3; }
+.pe-widget .pe-verdict { margin: .6rem 0; }
 @media (max-width: 560px) {
   .pe-widget { padding: .7rem .6rem .8rem; font-size: 14px; }
   .pe-widget .pe-control input[type=range] { width: 100%; }
