@@ -297,6 +297,11 @@ export class PeElement extends HTMLElement {
     return normLang(this.getAttribute('lang')) ?? getLang();
   }
 
+  set lang(v) {
+    if (v) this.setAttribute('lang', v);
+    else this.removeAttribute('lang');
+  }
+
   /** A string in this element's language. */
   t(key, vars) {
     return translate(key, vars, this.lang);

@@ -16,6 +16,14 @@ import { addStyle } from './style.js';
 
 export const PALETTE = ['#2f6db5', '#c0392b', '#27864a', '#8e44ad', '#d68910', '#16a2b8', '#7f8c8d', '#e84393', '#34495e'];
 
+/** Tick label on a log axis: 1e-5, 0.001, 0.1, 10, 1e4 (powers of ten only; others blank). */
+function logTick(v) {
+  if (v == null || !(v > 0)) return '';
+  const e = Math.round(Math.log10(v));
+  if (Math.abs(Math.log10(v) - e) > 1e-6) return '';
+  return e >= -3 && e <= 3 ? String(Number(v.toPrecision(1))) : `1e${e}`.replace('-', '−');
+}
+
 export function chart(container, o) {
   addStyle('pe-uplot', uplotCss);
   const old = container._peChart;
@@ -40,8 +48,9 @@ export function chart(container, o) {
       y: { distr: o.logY ? 3 : 1, ...(o.yRange ? { range: o.yRange } : {}) },
     },
     axes: [
-      { ...axis, label: o.xLabel ?? '', size: 36, labelSize: 18 },
-      { ...axis, label: o.yLabel ?? '', size: o.ySize ?? 58, labelSize: 18, values: o.yFormat ? (u, vals) => vals.map(o.yFormat) : undefined },
+      { ...axis, label: o.xLabel ?? '', size: 36, labelSize: 18, ...(o.logX ? { values: (u, vals) => vals.map(logTick) } : {}) },
+      { ...axis, label: o.yLabel ?? '', size: o.ySize ?? 58, labelSize: 18,
+        values: o.yFormat ? (u, vals) => vals.map(o.yFormat) : o.logY ? (u, vals) => vals.map(logTick) : undefined },
     ],
     series: [
       { label: o.xLabel ?? 'x', value: (u, v) => (v == null ? '–' : String(Number(v.toPrecision(6)))) },

@@ -85,6 +85,7 @@ const BASE = `
 .pe-widget .pe-clock { text-align: center; width: 104px; }
 .pe-widget .pe-clock figcaption { font-size: .72rem; line-height: 1.3; }
 .pe-widget .pe-verdict { margin: .6rem 0; }
+.pe-widget .pe-speedbar { height: .7rem; border-radius: 3px; margin: .1rem 0 .15rem; }
 @media (max-width: 560px) {
   .pe-widget { padding: .7rem .6rem .8rem; font-size: 14px; }
   .pe-widget .pe-control input[type=range] { width: 100%; }
