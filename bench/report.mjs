@@ -102,12 +102,12 @@ export function report(results) {
   if (at.length) {
     out('### Attention, bhsd, causal (posenc = fused pe_attention, SIMD build)');
     out();
-    out('| workload | posenc fused | GFLOP/s | vs unfused | vs posenc scalar | vs plain JS | vs native C (native GFLOP/s) | extra memory fused / unfused | peak wasm memory fused / unfused |');
-    out('|---|---|---|---|---|---|---|---|---|');
+    out('| workload | posenc fused | GFLOP/s | vs unfused | vs posenc scalar | vs plain JS | vs native C (native GFLOP/s) | vs limit (read K, V once) | extra memory fused / unfused | peak wasm memory fused / unfused |');
+    out('|---|---|---|---|---|---|---|---|---|---|');
     for (const w of at) {
       const gf = (id) => (w.results[id]?.median ? (w.params.flops / w.results[id].median / 1e9).toFixed(1) : 'n/a');
       const mem = w.memory ?? {};
-      out(`| ${w.label} | ${timeOf(w, 'raw')} | ${gf('raw')} | ${cell(ratio(w.results, 'unfused', 'raw'))} | ${cell(ratio(w.results, 'scalar', 'raw'))} | ${cell(ratio(w.results, 'js', 'raw'))} | ${cell(ratio(w.results, 'native', 'raw'))} (${gf('native')}) | ${fmtBytes(w.extraBytes?.raw)} / ${fmtBytes(w.extraBytes?.unfused)} | ${fmtBytes(mem.raw?.bytes)} / ${fmtBytes(mem.unfused?.bytes)} |`);
+      out(`| ${w.label} | ${timeOf(w, 'raw')} | ${gf('raw')} | ${cell(ratio(w.results, 'unfused', 'raw'))} | ${cell(ratio(w.results, 'scalar', 'raw'))} | ${cell(ratio(w.results, 'js', 'raw'))} | ${cell(ratio(w.results, 'native', 'raw'))} (${gf('native')}) | ${w.params.kind === 'decode' ? cell(ratio(w.results, 'limit', 'raw')) : '—'} | ${fmtBytes(w.extraBytes?.raw)} / ${fmtBytes(w.extraBytes?.unfused)} | ${fmtBytes(mem.raw?.bytes)} / ${fmtBytes(mem.unfused?.bytes)} |`);
     }
     out();
     out('GFLOP/s counts 4·head_dim flops per visible (query, key) pair (QKᵀ and PV), so causal work is not double counted.');

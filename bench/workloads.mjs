@@ -590,6 +590,18 @@ export function attentionWorkload(env, { kind, pos }) {
     outs.js = run().slice();
     contenders.push({ id: 'js', label: 'plain JS loops', sample: loop(run) });
   }
+  if (env.limit && kind === 'decode') {
+    // decode reads every key and value once: a read-only pass over K and V is its memory floor
+    const L = env.limit;
+    const kP = rawFloat32(L, k0);
+    const vP = rawFloat32(L, v0);
+    disposers.push(() => (L.free(kP), L.free(vP)));
+    contenders.push({
+      id: 'limit',
+      label: 'limit: SIMD read of K and V (read only)',
+      sample: loop(() => L.exports.limit_read(kP, k0.length) + L.exports.limit_read(vP, v0.length)),
+    });
+  }
   if (env.native) {
     contenders.push({
       id: 'native',

@@ -7,6 +7,7 @@
  *   limit_inplace  x[i] = x[i] * s, SIMD128, 4 vectors per iteration (read + write each byte once)
  *   limit_copy     memcpy (wasm memory.copy with bulk memory: the engine's native memmove)
  *   limit_fill     memset-like store of a float (write only; the floor for table and bias generators)
+ *   limit_read     a sum over the floats (read only; the floor for decode attention, which reads K and V once)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -41,4 +42,20 @@ __attribute__((export_name("limit_fill"))) void limit_fill(float *x, int32_t n, 
         wasm_v128_store(x + i + 12, vv);
     }
     for (; i < n; i++) x[i] = v;
+}
+
+__attribute__((export_name("limit_read"))) float limit_read(const float *x, int32_t n) {
+    v128_t a = wasm_f32x4_splat(0), b = a, c = a, d = a;
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a = wasm_f32x4_add(a, wasm_v128_load(x + i));
+        b = wasm_f32x4_add(b, wasm_v128_load(x + i + 4));
+        c = wasm_f32x4_add(c, wasm_v128_load(x + i + 8));
+        d = wasm_f32x4_add(d, wasm_v128_load(x + i + 12));
+    }
+    v128_t s = wasm_f32x4_add(wasm_f32x4_add(a, b), wasm_f32x4_add(c, d));
+    float r = wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 1) + wasm_f32x4_extract_lane(s, 2) +
+              wasm_f32x4_extract_lane(s, 3);
+    for (; i < n; i++) r += x[i];
+    return r;
 }
