@@ -642,7 +642,7 @@ class PeRopeRotation extends PeElement {
     const chars = [...ex.text];
     const cellRow = (label, cells) => h('tr', {}, h('th', { style: { textAlign: 'left', whiteSpace: 'nowrap' } }, label), ...cells);
     const inputCells = chars.slice(0, tokens.length).map((c) => h('td', {}, c));
-    const table = h('table', { class: 'pe-table pe-rr-chars', style: { fontFamily: 'ui-monospace, monospace' } },
+    const table = h('table', { class: 'pe-table pe-rr-chars', style: { fontFamily: 'ui-monospace, monospace', whiteSpace: 'nowrap', overflowWrap: 'normal' } },
       cellRow(this.t('rr.model.input'), inputCells),
       rows.map(({ key, pred }) => cellRow(this.t(key), Array.from(pred, (p, i) => {
         if (targets[i] < 0) return h('td', { style: { color: '#b9c1c9' } }, '·');
