@@ -187,7 +187,8 @@ class PeExtrapolation extends PeElement {
     if (!this.body) return;
     const factors = this.factors, methods = this.methods, metric = this.metric;
     const lens = factors.map((f) => f * trainLen);
-    const live = (m, f) => this.results.get(`${s.task}|${m}|${f}|${s.samples}`);
+    // the scaled RoPE variants are the trained RoPE at 1x (not run twice)
+    const live = (m, f) => this.results.get(`${s.task}|${m.includes('-') && f === 1 ? 'rope' : m}|${f}|${s.samples}`);
     const evalOf = (m, f) => {
       if (!ev?.rows) return undefined;
       const { enc, variant } = methodRun(m, f);
