@@ -43,7 +43,9 @@
 //   this.update()       redraw now (e.g. after your own event handler changed something)
 //   static rebuildOn    state keys whose change re-runs render() too (e.g. a count that sets a slider's max)
 //   this.body           the element's content box (light DOM; styles are scoped by the .pe-* classes)
-//   this.t(key, vars)   a string in this element's language (its `lang` attribute, else the page's)
+//   this.t(key, vars)   a string in this element's language (its `lang` attribute, else the page's); every
+//                       visible string goes through it; text meant to stay as it is in both languages (names,
+//                       code, units) goes in an element with translate="no" (see i18n.js)
 //   this.lang           'en' or 'zh'
 //   this.model(name)    Promise of a loaded tiny model (web/src/model.js TinyModel) from the models base
 //   this.modelConfig(name), this.modelFile(name)   its config.json object / its safetensors bytes
@@ -281,6 +283,7 @@ export class PeElement extends HTMLElement {
   #renderQueued = false;
   #offLang = null;
   #generation = 0;
+  #errorMsg = null;
 
   constructor() {
     super();
@@ -343,8 +346,11 @@ export class PeElement extends HTMLElement {
     }
     if (!this.body.isConnected) this.append(this.body);
     this.#offLang ??= onLangChange(() => {
-      if (!this.hasAttribute('lang') && this.#started) this.#queueRender();
-      else if (!this.#started && this.body.querySelector('.pe-loading')) this.#status(this.t('pe.loading'), 'pe-loading');
+      if (this.hasAttribute('lang')) return;
+      if (this.#started) this.#queueRender();
+      else if (this.body?.querySelector('.pe-loading')) this.#status(this.t('pe.loading'), 'pe-loading');
+      const box = this.querySelector(':scope > .pe-error');
+      if (box && this.#errorMsg !== null) box.textContent = this.t('pe.error', { msg: this.#errorMsg });
     });
     if (this.#started || this.#starting) return;
     const lazy = !this.hasAttribute('eager') && typeof IntersectionObserver === 'function';
@@ -556,6 +562,7 @@ export class PeElement extends HTMLElement {
   }
 
   #clearError() {
+    this.#errorMsg = null;
     this.querySelector(':scope > .pe-error')?.remove();
     this.removeAttribute('data-error');
   }
@@ -570,6 +577,7 @@ export class PeElement extends HTMLElement {
       box = h('p', { class: 'pe-error', role: 'alert' });
       this.prepend(box);
     }
+    this.#errorMsg = msg;
     box.textContent = this.t('pe.error', { msg });
     this.body?.querySelector('.pe-loading')?.remove();
     console.warn(`${this.localName}:`, err);

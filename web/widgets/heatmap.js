@@ -114,14 +114,14 @@ class PeHeatmap extends PeElement {
       ];
       if (s.kind.startsWith('alibi')) {
         items.push(range(this, { key: 'heads', label: 'hm.heads', min: 1, max: 32 }),
-          range(this, { key: 'head', label: 'hm.head', min: 0, max: 31 }));
+          range(this, { key: 'head', label: 'hm.head', min: 0, max: s.heads - 1 }));
       } else {
         items.push(select(this, { key: 'headDim', label: 'hm.headDim', raw: true, options: [8, 16, 32, 64, 128, 256].map((v) => [v, String(v)]) }),
           range(this, { key: 'base', label: 'hm.base', min: 10, max: 1e6, log: true, logStep: 0.25, format: (v) => String(v) }));
       }
       if (s.kind.startsWith('rope')) {
-        items.push(select(this, { key: 'scaling', label: 'hm.scaling', options: SCALINGS.map((k) => [k, `sc.${k}`]) }),
-          range(this, { key: 'factor', label: 'hm.factor', min: 1, max: 32, step: 1 }));
+        items.push(select(this, { key: 'scaling', label: 'hm.scaling', options: SCALINGS.map((k) => [k, `sc.${k}`]) }));
+        if (s.scaling !== 'none') items.push(range(this, { key: 'factor', label: 'hm.factor', min: 2, max: 32, step: 1 }));
       }
       this.body.append(controls(...items));
     }
@@ -130,7 +130,7 @@ class PeHeatmap extends PeElement {
   }
 
   // Changing the table kind changes which controls make sense: rebuild them.
-  static rebuildOn = ['kind', 'heads'];
+  static rebuildOn = ['kind', 'heads', 'scaling'];
 
   draw() {
     const s = this.state;

@@ -8,6 +8,9 @@
 // Each widget file registers its own keys (prefix them with the widget's short name so files never collide).
 // Every visible string goes through t(): the browser test switches the language and checks that no English
 // string is left on the page. A missing Chinese string falls back to English, a missing key to the key itself.
+// Text that is the same in both languages on purpose (a model name such as "Llama 3.1 8B", a code identifier,
+// a formula, a unit) goes in an element with translate="no" (the HTML attribute; KaTeX output has it): the
+// test skips those, and only those (plus a few bare names: RoPE, ALiBi, YaRN, NoPE, float32 …).
 //
 // The global language: `?lang=zh` in the page URL, else <html lang="zh…">, else English. setLang() changes it
 // and fires a 'pe-lang-change' event on document (detail: { lang }); every widget without its own `lang`

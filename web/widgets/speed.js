@@ -65,6 +65,7 @@ registerStrings({
 });
 
 const IDS = ['simd', 'scalar', 'js'];
+const COLOURS = { simd: '#27864a', scalar: '#2f6db5', js: '#9aa5b1' };
 
 class PeSpeed extends PeElement {
   static attrs = {
@@ -137,10 +138,13 @@ class PeSpeed extends PeElement {
       const width = Math.max(2, Math.round((100 * (1 / res.median)) / best));
       return h('tr', {},
         h('td', { style: { textAlign: 'left' } }, name),
-        h('td', {}, formatTime(res.median)),
+        h('td', { translate: 'no' }, formatTime(res.median)),
         h('td', {}, this.t('speed.perSec', { x: (n / res.median / 1e9).toFixed(2) })),
         h('td', { style: { textAlign: 'left', minWidth: '12rem' } },
-          h('div', { class: 'pe-speedbar', style: { width: `${width}%`, background: id === 'js' ? '#9aa5b1' : id === 'simd' ? '#27864a' : '#2f6db5' } }),
+          h('svg:svg', { class: 'pe-speedbar', viewBox: '0 0 100 10', preserveAspectRatio: 'none', 'aria-hidden': 'true' },
+            h('svg:rect', { x: 0, y: 0, width, height: 10, rx: 1.5, fill: COLOURS[id] }),
+            h('svg:rect', { x: width, y: 0, width: 100 - width, height: 10, fill: '#eef1f4' }),
+            h('svg:line', { x1: 0, y1: 0, x2: 0, y2: 10, stroke: '#4f5963', 'stroke-width': 0.6 })),
           id === 'js' ? '1×' : rt ? `${fmt(rt.median, 3)}× (${fmt(rt.lo, 3)}–${fmt(rt.hi, 3)})` : '–'));
     });
     this.resultBox.replaceChildren(h('table', { class: 'pe-table pe-speed-table' },

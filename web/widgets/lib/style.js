@@ -70,7 +70,7 @@ const BASE = `
 .pe-widget .pe-legend { display: inline-flex; align-items: center; gap: .35rem; font-size: .72rem; color: #4f5963; }
 .pe-widget .pe-legend .pe-bar { display: inline-block; width: 6rem; height: .6rem; border: 1px solid #d6dbe0; }
 .pe-widget table.pe-table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
-.pe-widget table.pe-table th, .pe-widget table.pe-table td { border: 1px solid #dde2e6; padding: .15rem .45rem; text-align: right; }
+.pe-widget table.pe-table th, .pe-widget table.pe-table td { border: 1px solid #dde2e6; padding: .15rem .45rem; text-align: right; overflow-wrap: normal; }
 .pe-widget table.pe-table th { background: #f3f5f7; font-weight: 600; }
 .pe-widget .pe-scroll { overflow-x: auto; max-width: 100%; }
 .pe-widget .pe-big { font-size: 1.25rem; font-weight: 600; font-variant-numeric: tabular-nums; }
@@ -85,7 +85,7 @@ const BASE = `
 .pe-widget .pe-clock { text-align: center; width: 104px; }
 .pe-widget .pe-clock figcaption { font-size: .72rem; line-height: 1.3; }
 .pe-widget .pe-verdict { margin: .6rem 0; }
-.pe-widget .pe-speedbar { height: .7rem; border-radius: 3px; margin: .1rem 0 .15rem; }
+.pe-widget .pe-speedbar { display: block; width: 100%; height: .7rem; margin: .1rem 0 .15rem; }
 @media (max-width: 560px) {
   .pe-widget { padding: .7rem .6rem .8rem; font-size: 14px; }
   .pe-widget .pe-control input[type=range] { width: 100%; }
