@@ -12,7 +12,7 @@ import { registerStrings, fmt } from './i18n.js';
 import { heatmap } from './lib/heatmap.js';
 import { chart } from './lib/chart.js';
 import { controls, range, number, checkbox } from './lib/controls.js';
-import { texNode } from './lib/math.js';
+import { texRow } from './lib/math.js';
 
 registerStrings({
   en: {
@@ -84,7 +84,7 @@ class PeAlibi extends PeElement {
 
   render() {
     this.body.append(
-      texNode('\\mathrm{score}_{h}(i,j) = \\frac{q_i\\cdot k_j}{\\sqrt{d}} + m_h\\,(j-i),\\qquad m_h = 2^{-8h/n}\\quad(n = 2^k)', { display: true }),
+      texRow(['\\mathrm{score}_{h}(i,j) = \\frac{q_i\\cdot k_j}{\\sqrt{d}} + m_h\\,(j-i)', 'm_h = 2^{-8h/n}\\quad(n = 2^k)']),
       controls(
         number(this, { key: 'heads', label: 'alibi.heads', min: 1, max: 64, step: 1, integer: true }),
         range(this, { key: 'length', label: 'alibi.length', min: 4, max: 64 }),

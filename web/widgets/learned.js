@@ -11,6 +11,7 @@
 import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './i18n.js';
 import { heatmap } from './lib/heatmap.js';
+import { chart } from './lib/chart.js';
 import { controls, number } from './lib/controls.js';
 import { texNode } from './lib/math.js';
 import { parseSafetensors, readTensor } from '../src/model.js';
@@ -20,7 +21,10 @@ registerStrings({
     'learned.table': 'The trained table: {rows} positions × {cols} dimensions',
     'learned.tableCap': 'model.embed_positions.weight of the “{model}” model, trained by this project',
     'learned.sim': 'Cosine similarity of the rows',
-    'learned.simText': 'Nobody told the model that position 5 is next to position 6, yet after training neighbouring rows are alike: a bright band along the diagonal. The table learned a notion of distance from data alone.',
+    'learned.simText': 'Nobody told the model which positions are near each other. After training, rows of nearby positions are alike and distant ones are not (the right-hand chart: mean similarity against distance), with a checkerboard on top: here positions an even distance apart are much more alike than odd ones. Whatever order the table has, it learned from the data alone.',
+    'learned.byDist': 'mean cos(row p, row p + k) against k',
+    'learned.dist': 'distance k',
+    'learned.meanSim': 'mean similarity',
     'learned.simCap': 'cos(row p, row q)',
     'learned.past': 'Past the end of the table',
     'learned.pastText': 'A learned table has exactly maxLen rows. Ask the library for any other position and it refuses, naming the bound:',
@@ -34,6 +38,7 @@ registerStrings({
     'learned.source': 'where the number comes from',
     'learned.here': 'computed here, on the check set',
     'learned.eval': 'npm run eval',
+    'learned.config': 'config.json: {k} sequences, at training time',
     'learned.cannot': 'cannot run: {msg}',
     'learned.noEval': '(eval.json not shipped: run npm run eval)',
     'learned.why': 'Sinusoidal and rotary encodings are formulas and give some vector for any position (whether the model then copes is another matter: see the extrapolation chart). A learned table has nothing to give: training never produced row {n}.',
@@ -42,7 +47,10 @@ registerStrings({
     'learned.table': '训练得到的表：{rows} 个位置 × {cols} 维',
     'learned.tableCap': '本项目训练的“{model}”模型中的 model.embed_positions.weight',
     'learned.sim': '各行之间的余弦相似度',
-    'learned.simText': '没有人告诉模型位置 5 紧挨着位置 6，但训练之后相邻的行彼此相似：对角线上出现一条亮带。这张表仅凭数据就学会了“距离”的概念。',
+    'learned.simText': '没有人告诉模型哪些位置彼此相邻。训练之后，相近位置的行彼此相似，相距较远的则不然（右图：平均相似度随距离的变化）；此外还叠加着棋盘状的花纹：在这里，相距偶数个位置的行比相距奇数个的更相似。这张表里的任何秩序，都只是从数据中学来的。',
+    'learned.byDist': 'cos(第 p 行, 第 p + k 行) 的平均值随 k 的变化',
+    'learned.dist': '距离 k',
+    'learned.meanSim': '平均相似度',
     'learned.simCap': 'cos(第 p 行, 第 q 行)',
     'learned.past': '超出表的末尾',
     'learned.pastText': '可学习的位置表恰好有 maxLen 行。向本库查询任何其他位置，它都会拒绝，并指出界限：',
@@ -56,6 +64,7 @@ registerStrings({
     'learned.source': '数字来源',
     'learned.here': '在此页面上用检验集算出',
     'learned.eval': 'npm run eval 的结果',
+    'learned.config': 'config.json：训练时在 {k} 个序列上测得',
     'learned.cannot': '无法运行：{msg}',
     'learned.noEval': '（未附带 eval.json：请运行 npm run eval）',
     'learned.why': '正弦编码和旋转编码都是公式，对任何位置都能给出一个向量（模型能否应付则是另一回事：见外推图）。可学习的表却无从给出：训练从未产生过第 {n} 行。',
@@ -94,7 +103,8 @@ class PeLearned extends PeElement {
       this.tableFig = h('div'),
       h('h4', {}, this.t('learned.sim')),
       h('p', { class: 'pe-note' }, this.t('learned.simText')),
-      this.simFig = h('div', { style: { maxWidth: '380px' } }),
+      h('div', { class: 'pe-row' }, this.simFig = h('div', { style: { maxWidth: '380px' } }),
+        h('div', {}, h('figcaption', {}, this.t('learned.byDist')), this.distChart = h('div'))),
       h('h4', {}, this.t('learned.past')),
       texNode(`x_p \\mathrel{+}= W_{\\mathrm{pos}}[p],\\qquad W_{\\mathrm{pos}} \\in \\mathbb{R}^{${n} \\times ${this.dModel}},\\qquad p \\in \\{0, \\dots, ${n - 1}\\}`, { display: true }),
       h('p', {}, this.t('learned.pastText')),
@@ -133,6 +143,16 @@ class PeLearned extends PeElement {
       }
     }
     heatmap(this.simFig, sim, n, n, { range: 1, height: 300, xLabel: 'q', yLabel: 'p', caption: this.t('learned.simCap'), lang: this.lang });
+    const ks = Array.from({ length: n - 1 }, (_, k) => k + 1);
+    const mean = ks.map((k) => {
+      let acc = 0;
+      for (let p = 0; p + k < n; p++) acc += sim[p * n + p + k];
+      return acc / (n - k);
+    });
+    chart(this.distChart, {
+      x: ks, series: [{ label: this.t('learned.meanSim'), values: mean, points: true, width: 1.5 }],
+      xLabel: this.t('learned.dist'), yLabel: this.t('learned.meanSim'), height: 280, yRange: [-1, 1], label: this.t('learned.byDist'),
+    });
     this.drawProbe();
     this.drawLoss();
   }
@@ -179,6 +199,12 @@ class PeLearned extends PeElement {
       }
       rows.push([n + 1, '—', '—', h('span', {}, this.t('learned.cannot', { msg: '' }), h('code', { translate: 'no' }, msg))]);
     }
+    // npm run train's own evaluation, recorded in config.json
+    const atLen = this.cfg?.posenc?.evaluation?.at_training_length;
+    if (atLen && atLen.loss != null) {
+      rows.push([atLen.seq_len ?? n, fmt(atLen.loss, 4), atLen.accuracy != null ? `${(100 * atLen.accuracy).toFixed(1)}%` : '—',
+        this.t('learned.config', { k: atLen.sequences ?? '?' })]);
+    }
     // npm run eval's numbers
     const evRows = this.evalRows?.rows?.filter((r) => r.model === this.state.model && (r.variant ?? 'trained') === 'trained' && (r.mode ?? 'full') !== 'sliding') ?? [];
     const seen = new Set();
@@ -189,9 +215,10 @@ class PeLearned extends PeElement {
       rows.push([len, r.loss != null ? fmt(r.loss, 4) : '—', r.accuracy != null ? `${(100 * r.accuracy).toFixed(1)}%` : '—',
         r.loss != null ? this.t('learned.eval') : this.t('learned.cannot', { msg: this.t('learned.eval') })]);
     }
+    rows.sort((a, b) => Number(a[0]) - Number(b[0])); // stable: by length, then source
     const table = h('table', { class: 'pe-table' },
       h('thead', {}, h('tr', {}, ...['learned.len', 'learned.lossCol', 'learned.accCol', 'learned.source'].map((k) => h('th', {}, this.t(k))))),
-      h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { style: i === 3 ? { textAlign: 'left' } : undefined }, c))))));
+      h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { style: i === 3 ? { textAlign: 'left', whiteSpace: 'normal' } : undefined }, c))))));
     this.lossBox.replaceChildren(table);
     if (!this.evalRows) this.lossBox.append(h('p', { class: 'pe-note' }, this.t('learned.noEval')));
   }

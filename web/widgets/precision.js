@@ -13,7 +13,7 @@ import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './i18n.js';
 import { chart } from './lib/chart.js';
 import { controls, range, select } from './lib/controls.js';
-import { texNode } from './lib/math.js';
+import { texRow } from './lib/math.js';
 import { f32, f16, bf16, angleDiff } from './lib/floats.js';
 import { withValue } from './sinusoidal.js';
 
@@ -73,7 +73,7 @@ class PePrecision extends PeElement {
   render() {
     const hd = this.state.headDim;
     this.body.append(
-      texNode('\\theta_i = \\mathrm{base}^{-2i/d},\\qquad \\varepsilon_F(p) = \\bigl|\\,F\\bigl(F(p)\\cdot F(\\theta_i)\\bigr) - p\\,\\theta_i\\,\\bigr| \\bmod 2\\pi', { display: true }),
+      texRow(['\\theta_i = \\mathrm{base}^{-2i/d}', '\\varepsilon_F(p) = \\bigl|\\,F\\bigl(F(p)\\cdot F(\\theta_i)\\bigr) - p\\,\\theta_i\\,\\bigr| \\bmod 2\\pi']),
       controls(
         select(this, { key: 'headDim', label: 'prec.headDim', raw: true, options: withValue([64, 128, 256], hd).map((v) => [v, String(v)]) }),
         select(this, { key: 'base', label: 'prec.base', raw: true, options: withValue([10000, 500000, 1000000], this.state.base).map((v) => [v, String(v)]) }),

@@ -12,7 +12,7 @@ import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './i18n.js';
 import { heatmap } from './lib/heatmap.js';
 import { controls, range, select, button } from './lib/controls.js';
-import { texNode } from './lib/math.js';
+import { texNode, texRow } from './lib/math.js';
 
 registerStrings({
   en: {
@@ -102,7 +102,7 @@ class PeSinusoidal extends PeElement {
   render() {
     const dOpts = withValue([4, 8, 16, 32, 64, 128, 256], this.d).map((v) => [v, String(v)]);
     this.body.append(
-      texNode('PE_{(p,\\,2i)} = \\sin\\!\\left(\\frac{p}{\\mathrm{base}^{2i/d}}\\right),\\qquad PE_{(p,\\,2i+1)} = \\cos\\!\\left(\\frac{p}{\\mathrm{base}^{2i/d}}\\right),\\qquad \\omega_i = \\mathrm{base}^{-2i/d}', { display: true }),
+      texRow(['PE_{(p,\\,2i)} = \\sin\\!\\left(\\frac{p}{\\mathrm{base}^{2i/d}}\\right)', 'PE_{(p,\\,2i+1)} = \\cos\\!\\left(\\frac{p}{\\mathrm{base}^{2i/d}}\\right)', '\\omega_i = \\mathrm{base}^{-2i/d}']),
       controls(
         range(this, { key: 'length', label: 'sin.length', min: 8, max: 512, step: 8 }),
         select(this, { key: 'dModel', label: 'sin.dModel', options: dOpts, raw: true }),

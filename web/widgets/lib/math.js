@@ -3,6 +3,7 @@
 //   tex(el, '\\theta_i = b^{-2i/d}')                  // inline, into el (replaces its content)
 //   tex(el, 'PE_{(p,2i)} = \\sin(p / b^{2i/d})', { display: true })
 //   texNode('x^2', { display: true })                 // a new <span class="pe-math"> holding the formula
+//   texRow(['a = b', 'c = d'])                        // display formulas side by side, wrapping on a phone
 // A formula that does not parse is shown as its source in red (throwOnError: false), never an exception.
 
 import katex from 'katex';
@@ -20,4 +21,11 @@ export function tex(el, formula, { display = false } = {}) {
 export function texNode(formula, options = {}) {
   const span = document.createElement(options.display ? 'div' : 'span');
   return tex(span, formula, options);
+}
+
+export function texRow(formulas) {
+  const row = document.createElement('div');
+  row.className = 'pe-math-row';
+  for (const f of formulas) row.append(texNode(f, { display: true }));
+  return row;
 }

@@ -77,6 +77,9 @@ const BASE = `
 .pe-widget .pe-good { color: #17703a; }
 .pe-widget .pe-bad { color: #a1261b; }
 .pe-widget .pe-math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+.pe-widget .pe-math-row { display: flex; flex-wrap: wrap; justify-content: center; gap: 0 2.2rem; }
+.pe-widget .pe-math-row .katex-display { margin: .5em 0; }
+.pe-widget table.pe-table td { white-space: nowrap; }
 .pe-widget .pe-progress { width: 100%; max-width: 24rem; height: .8rem; }
 .pe-widget .pe-chart { width: 100%; min-width: 0; }
 .pe-widget .pe-chart .u-legend { font-size: .78rem; }
