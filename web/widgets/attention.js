@@ -265,6 +265,7 @@ class PeAttention extends PeElement {
       model = await this.loadModel();
     } catch (e) {
       this.msg.replaceChildren(h('p', { class: 'pe-error', role: 'alert' }, this.t('pe.modelMissing', { name: this.modelName, msg: e.message })));
+      this.dataset.result = 'missing-model';
       return;
     }
     if (!this.body) return;

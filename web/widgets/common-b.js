@@ -180,3 +180,17 @@ export function dot(a, ao, b, bo, n) {
 export function iota(n, start = 0, step = 1) {
   return Int32Array.from({ length: n }, (_, i) => start + i * step);
 }
+
+/**
+ * Several display formulas side by side that wrap onto separate lines on a narrow screen (one KaTeX block
+ * each, so a phone never has to scroll one long line). `tex` is lib/math.js's tex().
+ */
+export function formulaRow(tex, parts) {
+  const row = h('div', { class: 'pe-formulas', style: { display: 'flex', flexWrap: 'wrap', justifyContent: 'center', columnGap: '2.2em', alignItems: 'center' } });
+  for (const p of parts) {
+    const cell = h('div', { style: { minWidth: 0, maxWidth: '100%' } });
+    tex(cell, p, { display: true });
+    row.append(cell);
+  }
+  return row;
+}

@@ -32,7 +32,7 @@ import { registerStrings, fmt } from './i18n.js';
 import { controls, range, select, checkbox, button } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
 import { tex } from './lib/math.js';
-import { gaussian, pairIndex, svg, wrapAngle } from './common-b.js';
+import { formulaRow, gaussian, pairIndex, svg, wrapAngle } from './common-b.js';
 
 registerStrings({
   en: {
@@ -201,8 +201,7 @@ class PePitfalls extends PeElement {
         this.pairChart = h('div')));
     }
     if (show.has('fast')) {
-      const f = h('div');
-      tex(f, '\\theta_i = b^{-2i/d},\\quad i = 0,1,\\dots,\\tfrac d2-1:\\qquad \\theta_0 = 1 \\;>\\; \\theta_1 \\;>\\; \\dots \\;>\\; \\theta_{d/2-1} = b^{-(d-2)/d}', { display: true });
+      const f = formulaRow(tex, ['\\theta_i = b^{-2i/d},\\quad i = 0,1,\\dots,\\tfrac d2-1', '\\theta_0 = 1 \\;>\\; \\theta_1 \\;>\\; \\dots \\;>\\; \\theta_{d/2-1} = b^{-(d-2)/d}']);
       this.body.append(h('section', { class: 'pe-pf-fast' },
         h('h4', {}, this.t('pf.fast.title')), h('p', {}, this.t('pf.fast.text')), f,
         controls(range(this, { key: 'position', label: 'pf.position', min: 0, max: 200 })),
@@ -211,8 +210,9 @@ class PePitfalls extends PeElement {
         this.fastChart = h('div')));
     }
     if (show.has('score')) {
-      const f = h('div');
-      tex(f, '\\tilde q_m\\cdot\\tilde k_n = \\operatorname{Re}\\Big[\\sum_i q_{(i)}\\,\\overline{k_{(i)}}\\,e^{\\mathrm i(m-n)\\theta_i}\\Big] = \\sum_i \\big(q_a k_a + q_b k_b\\big)\\cos\\!\\big((m-n)\\theta_i\\big) + \\big(q_a k_b - q_b k_a\\big)\\sin\\!\\big((m-n)\\theta_i\\big)', { display: true });
+      const f = formulaRow(tex, ['\\tilde q_m\\cdot\\tilde k_n = \\operatorname{Re}\\Big[\\sum_i q_{(i)}\\,\\overline{k_{(i)}}\\,e^{\\mathrm i(m-n)\\theta_i}\\Big]',
+        '= \\sum_i \\big(q_a k_a + q_b k_b\\big)\\cos\\!\\big((m-n)\\theta_i\\big) + \\big(q_a k_b - q_b k_a\\big)\\sin\\!\\big((m-n)\\theta_i\\big)',
+        '\\ne \\sum_i \\big(q_a k_a + q_b k_b\\big)\\cos\\!\\big((m-n)\\theta_i\\big)']);
       this.body.append(h('section', { class: 'pe-pf-score' },
         h('h4', {}, this.t('pf.score.title')), h('p', {}, this.t('pf.score.text')), f,
         controls(range(this, { key: 'distance', label: 'pf.distance', min: -64, max: 64 })),

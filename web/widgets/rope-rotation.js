@@ -35,7 +35,7 @@ import { controls, range, select, button } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
 import { heatmap } from './lib/heatmap.js';
 import { tex } from './lib/math.js';
-import { gaussian, pairIndex, svg, wrapAngle, rng, copyExample, targetsOf, argmaxRows, swappedPairingModel } from './common-b.js';
+import { formulaRow, gaussian, pairIndex, svg, wrapAngle, rng, copyExample, targetsOf, argmaxRows, swappedPairingModel } from './common-b.js';
 
 registerStrings({
   en: {
@@ -223,8 +223,8 @@ class PeRopeRotation extends PeElement {
       ));
     }
     if (show.has('rotation')) {
-      const formula = h('div');
-      tex(formula, '\\tilde q_m = R(m\\theta_i)\\,q,\\quad \\tilde k_n = R(n\\theta_i)\\,k,\\quad \\theta_i = b^{-2i/d},\\quad R(\\phi)=\\begin{pmatrix}\\cos\\phi & -\\sin\\phi\\\\ \\sin\\phi & \\cos\\phi\\end{pmatrix}', { display: true });
+      const formula = formulaRow(tex, ['\\tilde q_m = R(m\\theta_i)\\,q,\\quad \\tilde k_n = R(n\\theta_i)\\,k', '\\theta_i = b^{-2i/d}',
+        'R(\\phi)=\\begin{pmatrix}\\cos\\phi & -\\sin\\phi\\\\ \\sin\\phi & \\cos\\phi\\end{pmatrix}']);
       this.playBtn = button(this, { key: 'play', label: 'rr.play', onClick: () => this.togglePlay() });
       this.body.append(h('section', { class: 'pe-rr-rotation' },
         h('h4', {}, this.t('rr.rot.title')), formula,
@@ -235,7 +235,7 @@ class PeRopeRotation extends PeElement {
           this.playBtn,
         ),
         h('div', { class: 'pe-row' },
-          this.planeBox = h('figure', { style: { maxWidth: '340px' } }),
+          this.planeBox = h('figure', { style: { maxWidth: '420px' } }),
           this.rotTable = h('div', { class: 'pe-scroll', 'aria-live': 'polite' })),
         h('p', { class: 'pe-note' }, this.t('rr.rot.note'))));
     }
@@ -250,8 +250,8 @@ class PeRopeRotation extends PeElement {
         h('p', { class: 'pe-note' }, this.t('rr.rel.note'))));
     }
     if (show.has('decay')) {
-      const formula = h('div');
-      tex(formula, '\\Big|\\sum_{i=0}^{d/2-1} q_{[i]}\\,\\overline{k_{[i]}}\\,e^{\\mathrm i(m-n)\\theta_i}\\Big| \\le \\Big(\\max_i |h_{i+1}-h_i|\\Big)\\sum_{j=1}^{d/2} |S_j|,\\qquad S_j=\\sum_{i=0}^{j-1} e^{\\mathrm i(m-n)\\theta_i}', { display: true });
+      const formula = formulaRow(tex, ['\\Big|\\sum_{i=0}^{d/2-1} h_i\\,e^{\\mathrm i(m-n)\\theta_i}\\Big| \\le \\Big(\\max_i |h_{i+1}-h_i|\\Big)\\sum_{j=1}^{d/2} |S_j|',
+        'h_i = q_{[i]}\\,\\overline{k_{[i]}},\\quad S_j=\\sum_{i=0}^{j-1} e^{\\mathrm i(m-n)\\theta_i}']);
       this.body.append(h('section', { class: 'pe-rr-decay' },
         h('h4', {}, this.t('rr.decay.title')), formula,
         controls(
@@ -398,7 +398,11 @@ class PeRopeRotation extends PeElement {
     const r = 0.32;
     const arc = `M ${r * Math.cos(angK)} ${-r * Math.sin(angK)} A ${r} ${r} 0 0 ${rel > 0 ? 0 : 1} ${r * Math.cos(angQ)} ${-r * Math.sin(angQ)}`;
     const arrow = (x, y, col, w) => svg('line', { x1: 0, y1: 0, x2: x, y2: y, stroke: col, 'stroke-width': w, 'stroke-linecap': 'round' });
-    const label = (x, y, txt, col) => svg('text', { x: x * 1.22, y: y * 1.22 + 0.04, fill: col, 'font-size': 0.12, 'text-anchor': 'middle' }, txt);
+    const label = (x, y, txt, col) => {
+      const len = Math.hypot(x, y) || 1;
+      const lx = x + (0.16 * x) / len, ly = y + (0.16 * y) / len + 0.04;
+      return svg('text', { x: lx, y: ly, fill: col, 'font-size': 0.115, 'text-anchor': lx > 0.25 ? 'start' : lx < -0.25 ? 'end' : 'middle' }, txt);
+    };
     const handle = (x, y, col, key) => {
       const v = s[key];
       const c = svg('circle', { cx: x, cy: y, r: 0.075, fill: col, stroke: '#fff', 'stroke-width': 0.02, tabindex: 0, role: 'slider',
@@ -415,12 +419,12 @@ class PeRopeRotation extends PeElement {
       return c;
     };
     const QC = PALETTE[0], KC = PALETTE[1];
-    const plane = svg('svg', { viewBox: '-1.3 -1.3 2.6 2.6', width: '100%', role: 'img', 'aria-label': this.t('rr.plane', { i: s.pair, a, b }),
-      style: 'max-width: 340px; display: block; touch-action: none; user-select: none' },
+    const plane = svg('svg', { viewBox: '-1.75 -1.3 3.5 2.6', width: '100%', role: 'img', 'aria-label': this.t('rr.plane', { i: s.pair, a, b }),
+      style: 'max-width: 420px; display: block; touch-action: none; user-select: none' },
     svg('circle', { cx: 0, cy: 0, r: 1, fill: 'none', stroke: '#d6dbe0', 'stroke-width': 0.012 }),
-    svg('line', { x1: -1.2, y1: 0, x2: 1.2, y2: 0, stroke: '#e3e7ea', 'stroke-width': 0.01 }),
+    svg('line', { x1: -1.25, y1: 0, x2: 1.25, y2: 0, stroke: '#e3e7ea', 'stroke-width': 0.01 }),
     svg('line', { x1: 0, y1: -1.2, x2: 0, y2: 1.2, stroke: '#e3e7ea', 'stroke-width': 0.01 }),
-    svg('text', { x: 1.22, y: 0.1, 'font-size': 0.09, fill: '#6b7580', 'text-anchor': 'end' }, `x${sub(a)}`),
+    svg('text', { x: 1.3, y: 0.1, 'font-size': 0.09, fill: '#6b7580', 'text-anchor': 'start' }, `x${sub(a)}`),
     svg('text', { x: 0.05, y: -1.18, 'font-size': 0.09, fill: '#6b7580' }, `x${sub(b)}`),
     svg('path', { d: arc, fill: 'none', stroke: '#8e44ad', 'stroke-width': 0.02 }),
     svg('line', { x1: 0, y1: 0, x2: q0x, y2: q0y, stroke: QC, 'stroke-width': 0.015, 'stroke-dasharray': '0.04 0.03', opacity: 0.55 }),

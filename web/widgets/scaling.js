@@ -25,6 +25,7 @@ import { registerStrings, fmt } from './i18n.js';
 import { controls, range, select, checkbox, textarea } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
 import { tex } from './lib/math.js';
+import { formulaRow } from './common-b.js';
 
 registerStrings({
   en: {
@@ -245,8 +246,8 @@ class PeScaling extends PeElement {
       ));
     }
     if (show.has('methods')) {
-      const f = h('div');
-      tex(f, '\\theta_i = b^{-2i/d}\\qquad \\text{PI: } \\theta_i\' = \\theta_i/s \\qquad \\text{NTK: } b\' = b\\,s^{d/(d-2)} \\qquad \\text{dynamic: } b\' = b\\Big(\\tfrac{s\\,\\ell}{L} - (s-1)\\Big)^{d/(d-2)}\\ (\\ell > L)', { display: true });
+      const f = formulaRow(tex, ['\\theta_i = b^{-2i/d}', '\\text{PI: } \\theta_i\' = \\theta_i/s', '\\text{NTK: } b\' = b\\,s^{d/(d-2)}',
+        '\\text{dynamic: } b\' = b\\Big(\\tfrac{s\\,\\ell}{L} - (s-1)\\Big)^{d/(d-2)}\\ (\\ell > L)']);
       const seqMax = Math.max(2 * s.factor * s.original, 4 * s.original);
       this.body.append(h('section', { class: 'pe-sc-methods' },
         h('h4', {}, this.t('sc.methods.title')), f,
@@ -264,8 +265,9 @@ class PeScaling extends PeElement {
         h('p', { class: 'pe-note' }, this.t('sc.methods.note'))));
     }
     if (show.has('yarn')) {
-      const f = h('div');
-      tex(f, '\\theta_i\' = (1-\\gamma_i)\\,\\frac{\\theta_i}{s} + \\gamma_i\\,\\theta_i,\\quad \\gamma_i = 1-\\operatorname{clamp}\\Big(\\frac{i-i_{\\text{low}}}{i_{\\text{high}}-i_{\\text{low}}},0,1\\Big),\\quad i(\\beta)=\\frac{d\\,\\ln\\!\\big(L/(2\\pi\\beta)\\big)}{2\\ln b},\\quad \\sqrt{1/t} = 0.1\\ln s + 1', { display: true });
+      const f = formulaRow(tex, ['\\theta_i\' = (1-\\gamma_i)\\,\\frac{\\theta_i}{s} + \\gamma_i\\,\\theta_i',
+        '\\gamma_i = 1-\\operatorname{clamp}\\Big(\\frac{i-i_{\\text{low}}}{i_{\\text{high}}-i_{\\text{low}}},0,1\\Big)',
+        'i(\\beta)=\\frac{d\\,\\ln\\!\\big(L/(2\\pi\\beta)\\big)}{2\\ln b},\\ \\beta \\in \\{32, 1\\}', '\\sqrt{1/t} = 0.1\\ln s + 1']);
       this.body.append(h('section', { class: 'pe-sc-yarn' },
         h('h4', {}, this.t('sc.yarn.title')), f,
         h('div', { class: 'pe-row' }, this.rampChart = h('div'), this.attnChart = h('div')),
