@@ -122,6 +122,7 @@ test('playground: each PART A section draws, every control changes the drawing, 
     await page.locator('#why-w [data-key="encoding"]').selectOption({ index: 2 });
     assert.ok(Number(await page.getAttribute('#why-w', 'data-difference')) > 1e-2, 'RoPE: permuted outputs differ');
     assert.ok(Number(await page.getAttribute('#sin', 'data-linear-error')) < 1e-4, 'M_k PE(p) = PE(p + k)');
+    await page.locator('#alibi-w [data-key="causal"]').setChecked(true);
     const [dNo, dYes] = (await page.getAttribute('#alibi-w', 'data-mean-distance')).split(',').map(Number);
     assert.ok(dYes < dNo, `ALiBi pulls attention closer (${dYes} < ${dNo})`);
     const prec = JSON.parse(await page.getAttribute('#prec', 'data-errors'));

@@ -30,10 +30,11 @@ registerStrings({
     'alibi.biasesText': 'Bias m_h · (j − i) for query i and key j: zero on the diagonal, more negative the further back the key. Steep heads look locally, shallow heads far away.',
     'alibi.headCap': 'head {h} · m = {m}',
     'alibi.attn': 'One head’s attention without and with ALiBi',
-    'alibi.attnText': 'The same random queries and keys, attention weights softmax(q·k/√d + bias). The bias pulls each query’s attention towards nearby keys; the number under each map is the average distance |i − j| attended over.',
+    'alibi.attnText': 'The same random queries and keys, attention weights softmax(q·k/√d + bias). With the causal mask the bias pulls each query’s attention towards nearby keys; the number under each map is the average distance |i − j| attended over.',
     'alibi.without': 'without ALiBi',
     'alibi.with': 'with ALiBi (head {h}, m = {m})',
     'alibi.meanDist': 'mean attended distance: {d}',
+    'alibi.nonCausal': 'Without the causal mask the bias m·(j − i) is positive for keys after the query, so attention leans towards the end of the sequence instead of staying near: ALiBi as the paper and BLOOM define it is meant for causal models (bidirectional variants use a symmetric −m·|j − i|).',
   },
   zh: {
     'alibi.heads': '注意力头数 n',
@@ -50,10 +51,11 @@ registerStrings({
     'alibi.biasesText': '查询 i、键 j 的偏置为 m_h · (j − i)：对角线上为零，键越靠前越负。斜率大的头只看附近，斜率小的头看得更远。',
     'alibi.headCap': '第 {h} 个头 · m = {m}',
     'alibi.attn': '同一个头在有无 ALiBi 时的注意力',
-    'alibi.attnText': '相同的随机查询和键，注意力权重为 softmax(q·k/√d + 偏置)。偏置把每个查询的注意力拉向附近的键；每张图下方的数字是所关注位置的平均距离 |i − j|。',
+    'alibi.attnText': '相同的随机查询和键，注意力权重为 softmax(q·k/√d + 偏置)。在因果掩码下，偏置把每个查询的注意力拉向附近的键；每张图下方的数字是所关注位置的平均距离 |i − j|。',
     'alibi.without': '不加 ALiBi',
     'alibi.with': '加 ALiBi（第 {h} 个头，m = {m}）',
     'alibi.meanDist': '平均关注距离：{d}',
+    'alibi.nonCausal': '去掉因果掩码后，偏置 m·(j − i) 对查询之后的键为正，于是注意力偏向序列末尾而不是附近：论文和 BLOOM 定义的 ALiBi 是为因果模型设计的（双向的变体使用对称的 −m·|j − i|）。',
   },
 });
 
@@ -102,6 +104,7 @@ class PeAlibi extends PeElement {
       h('p', { class: 'pe-note' }, this.t('alibi.attnText')),
       h('div', { class: 'pe-row' }, h('div', {}, this.noFig = h('div'), this.noNote = h('p', { class: 'pe-note' })),
         h('div', {}, this.yesFig = h('div'), this.yesNote = h('p', { class: 'pe-note' }))),
+      this.causalNote = h('p', { class: 'pe-note pe-bad' }),
     );
   }
 
@@ -160,6 +163,8 @@ class PeAlibi extends PeElement {
     this.dataset.meanDistance = `${dNo},${dYes}`;
     this.noNote.textContent = this.t('alibi.meanDist', { d: dNo.toFixed(2) });
     this.yesNote.textContent = this.t('alibi.meanDist', { d: dYes.toFixed(2) });
+    this.causalNote.textContent = causal ? '' : this.t('alibi.nonCausal');
+    this.causalNote.hidden = causal;
   }
 }
 

@@ -129,7 +129,7 @@ class PePrecision extends PeElement {
       const cell = (v) => (Number.isNaN(v) ? this.t('prec.overflow') : fmt(v, 3));
       const idx = marks.map((p) => positions.indexOf(p));
       this.tableBox.replaceChildren(h('table', { class: 'pe-table' },
-        h('thead', {}, h('tr', {}, h('th', {}, this.t('prec.pos')), ...[...FORMATS.map(([id]) => id), 'ours'].map((id) => h('th', {}, this.t(`prec.${id}`))))),
+        h('thead', {}, h('tr', {}, h('th', {}, this.t('prec.pos')), ...['float32', 'float16', 'bfloat16', 'posenc'].map((name) => h('th', {}, name)))),
         h('tbody', {}, idx.map((k) => h('tr', {}, h('td', {}, positions[k].toLocaleString('en-US')),
           ...[...FORMATS.map(([id]) => id), 'ours'].map((id) => h('td', { class: id === 'ours' ? 'pe-good' : '' }, cell(errs[id][k]))))))));
       const last = idx[idx.length - 1];
