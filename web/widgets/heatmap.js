@@ -13,7 +13,8 @@
 import { PeElement, define, h } from './base.js';
 import { registerStrings } from './i18n.js';
 import { heatmap } from './lib/heatmap.js';
-import { controls, range, select, checkbox } from './lib/controls.js';
+import { controls, range, select } from './lib/controls.js';
+import { withValue } from './sinusoidal.js';
 
 registerStrings({
   en: {
@@ -30,8 +31,9 @@ registerStrings({
     'hm.factor': 'factor',
     'hm.heads': 'heads',
     'hm.head': 'head',
-    'hm.freq': 'frequency i (fast at the top)',
+    'hm.freq': 'frequency i',
     'hm.col': 'column',
+    'hm.fastTop': 'fast frequencies at the top',
     'hm.keyPos': 'key position j',
     'hm.queryPos': 'query position i',
     'hm.caption': '{what} · {rows} × {cols}',
@@ -57,8 +59,9 @@ registerStrings({
     'hm.factor': '倍数',
     'hm.heads': '头数',
     'hm.head': '第几个头',
-    'hm.freq': '频率 i（上方转得快）',
+    'hm.freq': '频率 i',
     'hm.col': '列',
+    'hm.fastTop': '高频在上',
     'hm.keyPos': '键位置 j',
     'hm.queryPos': '查询位置 i',
     'hm.caption': '{what} · {rows} × {cols}',
@@ -117,7 +120,7 @@ class PeHeatmap extends PeElement {
           range(this, { key: 'head', label: 'hm.head', min: 0, max: s.heads - 1 }));
       } else {
         items.push(select(this, { key: 'headDim', label: 'hm.headDim', raw: true, options: [8, 16, 32, 64, 128, 256].map((v) => [v, String(v)]) }),
-          range(this, { key: 'base', label: 'hm.base', min: 10, max: 1e6, log: true, logStep: 0.25, format: (v) => String(v) }));
+          select(this, { key: 'base', label: 'hm.base', raw: true, options: withValue([100, 1000, 10000, 100000, 500000, 1000000], s.base).map((v) => [v, String(v)]) }));
       }
       if (s.kind.startsWith('rope')) {
         items.push(select(this, { key: 'scaling', label: 'hm.scaling', options: SCALINGS.map((k) => [k, `sc.${k}`]) }));
@@ -145,7 +148,7 @@ class PeHeatmap extends PeElement {
         const { cos, sin } = rope.cosSin(pos);
         const nf = rope.nFreq;
         const f = rope.attentionScaling(L);
-        const what = this.t(`hm.${s.kind}`) + (Math.abs(f - 1) > 1e-9 ? ` · ${this.t('hm.attn', { f: f.toFixed(4) })}` : '');
+        const what = `${this.t(`hm.${s.kind}`)} · ${this.t('hm.fastTop')}` + (Math.abs(f - 1) > 1e-9 ? ` · ${this.t('hm.attn', { f: f.toFixed(4) })}` : '');
         heatmap(this.fig, s.kind === 'rope-cos' ? cos : sin, L, nf, {
           transpose: true, range: Math.max(1, f), xLabel: this.t('pe.position'), yLabel: this.t('hm.freq'),
           caption: this.t('hm.caption', { what, rows: nf, cols: L }), height: hOpt, lang: this.lang,

@@ -142,9 +142,10 @@ export function heatmap(container, values, rows, cols, opts = {}) {
   }
   cctx.putImageData(img, 0, 0);
 
-  const cssHeight = opts.height ?? Math.max(120, Math.min(360, Math.round(((canvas.clientWidth || 320) * height) / width)));
+  const cssHeight = opts.height ?? Math.max(160, Math.min(360, Math.round(((canvas.clientWidth || 320) * height) / width)));
   canvas.style.height = `${cssHeight}px`;
   st.yNames.style.height = `${cssHeight}px`;
+  st.ylab.style.maxHeight = `${cssHeight}px`;
   st.paint = () => {
     const dpr = window.devicePixelRatio || 1;
     const w = Math.max(1, Math.round((canvas.clientWidth || 320) * dpr));

@@ -55,7 +55,9 @@ const BASE = `
 .pe-widget figcaption { font-size: .82rem; color: #4f5963; margin-top: .2rem; }
 .pe-widget .pe-hm { position: relative; }
 .pe-widget .pe-hm-plot { display: flex; align-items: stretch; gap: .25rem; }
-.pe-widget .pe-hm-ylabel { writing-mode: vertical-rl; transform: rotate(180deg); font-size: .75rem; color: #4f5963; text-align: center; }
+.pe-widget .pe-hm-ylabel { writing-mode: vertical-rl; transform: rotate(180deg); font-size: .75rem; color: #4f5963; text-align: center;
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.pe-widget .pe-hm-plot { align-items: center; }
 .pe-widget .pe-hm-canvas-box { flex: 1; min-width: 0; position: relative; }
 .pe-widget .pe-hm canvas { display: block; width: 100%; border: 1px solid #d6dbe0; background: #fff; cursor: crosshair; }
 .pe-widget .pe-hm-x { display: flex; justify-content: space-between; font-size: .72rem; color: #4f5963; margin-left: 1.1rem; }
