@@ -195,7 +195,7 @@ async function runOrt(threads, specs, rounds, minSample) {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--workloads', JSON.stringify(wanted)],
+      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--warmup-ms', quick ? '200' : '1000', '--workloads', JSON.stringify(wanted)],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
