@@ -11,7 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts } from './lib.js';
+import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts, isEnglish } from './lib.js';
 
 const PREFIX = '/some/sub/path/';
 const SHOTS = join(repoRoot, 'test-results/widgets');
@@ -207,9 +207,8 @@ test('playground: the language toggle switches every visible string', async () =
     await page.waitForTimeout(300);
     const zh = await visibleTexts(page);
     assert.ok(zh.includes('为什么需要位置'), 'Chinese headings');
-    // English strings: texts with a word of two or more Latin letters, except names that are the same in Chinese
-    const NAMES = /^(RoPE|ALiBi|YaRN|NoPE|LongRoPE|Llama 3|SIMD128|posenc|d_model|GPT-2|OPT|NTK|float32|float16|bfloat16|config\.json)$/;
-    const english = new Set(en.filter((s) => /[A-Za-z]{2,}/.test(s) && !NAMES.test(s)));
+    // English strings: texts with an English word (isEnglish: names, identifiers and units do not count)
+    const english = new Set(en.filter(isEnglish));
     const left = [...new Set(zh.filter((s) => english.has(s)))];
     assert.deepEqual(left, [], `English strings left after switching to Chinese: ${JSON.stringify(left.slice(0, 40))}`);
     await page.waitForFunction(() => location.search.includes('lang=zh'));

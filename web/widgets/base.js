@@ -42,6 +42,7 @@
 //   this.setState(o)    merges o into state, writes the URL (if enabled), calls update() (-> draw())
 //   this.update()       redraw now (e.g. after your own event handler changed something)
 //   static rebuildOn    state keys whose change re-runs render() too (e.g. a count that sets a slider's max)
+//   static setupOn      attributes whose change re-runs setup() (e.g. which model to load)
 //   this.body           the element's content box (light DOM; styles are scoped by the .pe-* classes)
 //   this.t(key, vars)   a string in this element's language (its `lang` attribute, else the page's); every
 //                       visible string goes through it; text meant to stay as it is in both languages (names,
@@ -397,13 +398,30 @@ export class PeElement extends HTMLElement {
     });
   }
 
+  /** Attributes whose change re-runs setup() (which model to load, …); models-base and simd always do. */
+  static setupOn = [];
+
   attributeChangedCallback(name, oldValue, newValue) {
     if (oldValue === newValue) return;
     if (name in this.constructor.attrs) {
       const spec = this.constructor.attrs[name];
       this.state[camel(name)] = parseAttr(newValue, spec);
     }
-    if (this.#started) this.#queueRender();
+    if (!this.#started) return;
+    if (name === 'models-base' || name === 'simd' || this.constructor.setupOn.includes(name)) {
+      // start again (new API build or new data), reading the state from the attributes and the URL again
+      this.#started = false;
+      this.#starting = null;
+      this.#generation++;
+      for (const x of this.#owned) {
+        try { x.free(); } catch { /* already freed */ }
+      }
+      this.#owned.clear();
+      this.#status(this.t('pe.loading'), 'pe-loading');
+      this.#start();
+      return;
+    }
+    this.#queueRender();
   }
 
   async #start() {

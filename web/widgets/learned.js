@@ -79,6 +79,8 @@ class PeLearned extends PeElement {
     probe: { type: 'int', default: -1, min: -1, max: 1 << 20 },
   };
 
+  static setupOn = ['model'];
+
   async setup() {
     const name = this.state.model;
     const [cfg, bytes] = await Promise.all([this.modelConfig(name), this.modelFile(name)]);
