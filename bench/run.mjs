@@ -5,6 +5,8 @@
 //   node bench/run.mjs                 everything (a few minutes on 2 cores)
 //   node bench/run.mjs --quick         a small subset with few rounds (~30 s): a smoke test of the harness
 //   options: --rounds N  --min-sample SECONDS  --only PREFIX[,PREFIX]  --no-ort  --no-native  --out FILE
+//            --strict (exit 1 on any problem: a failed contender, an output off its reference; --quick implies it)
+//            --no-malloc-tuning
 //
 // Set-up it does itself: `bash build.sh wasm` (posenc's wasm, idempotent), `npm ci --prefix bench` when
 // bench/node_modules is missing (onnxruntime-web, pinned in bench/package-lock.json), `bash bench/build.sh`
@@ -55,6 +57,9 @@ const ONLY = opt('only', '')
   .split(',')
   .filter(Boolean);
 const OUT = path.resolve(opt('out', path.join(BENCH, 'results.json')));
+// every contender's output is compared once with a reference (plain JS in double, or the fused kernel);
+// float32 results of O(1) values agree to ~1e-7, so 1e-4 only catches real errors
+const CHECK_TOLERANCE = 1e-4;
 const log = (...a) => process.stderr.write(`${a.join(' ')}\n`);
 
 // -------------------------------------------------------------------------------------------------------------
@@ -77,7 +82,7 @@ function setup() {
     throw new Error('bench: no posenc wasm (dist/, web/src/wasm-inline.js) and build.sh wasm failed');
   }
   if (!flag('no-ort') && !fs.existsSync(path.join(BENCH, 'node_modules/onnxruntime-web'))) {
-    sh('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund'], 'npm ci --prefix bench');
+    sh('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund', '--ignore-scripts'], 'npm ci --prefix bench');
   }
   sh('bash', ['bench/build.sh'], 'bash bench/build.sh');
 }
@@ -312,6 +317,22 @@ async function main() {
     }
   }
 
+  // Problems: a contender that failed, an output that disagrees with its reference, an onnxruntime run that
+  // gave nothing. --quick and --strict exit non-zero on any (the harness's smoke test).
+  const problems = [];
+  for (const w of results.workloads) {
+    if (w.error) problems.push(`${w.id}: ${w.error}`);
+    for (const [cid, r] of Object.entries(w.results ?? {})) if (r.error) problems.push(`${w.id} ${cid}: ${r.error}`);
+    for (const [cid, d] of Object.entries(w.check ?? {})) if (!(d <= CHECK_TOLERANCE)) problems.push(`${w.id} ${cid}: output differs by ${d}`);
+  }
+  for (const o of results.ort) {
+    if (o.error) problems.push(`onnxruntime-web ${o.threads} thread(s): ${o.error}`);
+    for (const w of o.workloads ?? []) {
+      for (const [cid, d] of Object.entries(w.check ?? {})) if (!(d <= CHECK_TOLERANCE)) problems.push(`${w.id} ${cid}: ${d}`);
+      for (const [cid, r] of Object.entries(w.results ?? {})) if (r.error) problems.push(`${w.id} ${cid}: ${r.error}`);
+    }
+  }
+  results.problems = problems;
   results.machine.loadAverage = { start: load0, end: os.loadavg() };
   results.machine.pageFaultSeconds = pageFault;
   results.machine.mallocTuning = process.env.POSENC_BENCH_MALLOC === '1' ? MALLOC_ENV : null;
@@ -322,6 +343,10 @@ async function main() {
   fs.writeFileSync(OUT, `${JSON.stringify(results, null, 1)}\n`);
   process.stdout.write(markdown);
   log(`bench: wrote ${path.relative(ROOT, OUT)} in ${results.seconds.toFixed(0)} s`);
+  if (problems.length) {
+    log(`bench: ${problems.length} problem(s):\n  ${problems.join('\n  ')}`);
+    if (quick || flag('strict')) process.exitCode = 1;
+  }
 }
 
 main().catch((e) => {
