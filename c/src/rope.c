@@ -239,6 +239,10 @@ PE_INLINE void pe__rotate_heads(float *x, int32_t count, size_t stride, const fl
     }
 }
 
+#ifndef PE__HEAD_GROUP
+#define PE__HEAD_GROUP 2
+#endif
+
 PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t batch, int32_t seq, int32_t heads,
                          int32_t head_dim, int32_t n, int bhsd, int per_batch_rows, const int interleaved,
                          const int inverse) {
@@ -253,12 +257,16 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
                 pe__rotate_heads(xs, heads, d, cos_b + (size_t)s * n, sin_b + (size_t)s * n, n, interleaved, inverse);
             }
         } else {
-            /* (b, h): walk the sequence; the seq x n table stays hot in cache across heads */
-            for (int32_t h = 0; h < heads; h++) {
-                float *xh = x + ((size_t)b * heads + h) * seq * d;
+            /* (b, group of PE__HEAD_GROUP heads): walk the sequence rotating the group's rows at s together, so
+             * each cos/sin row is read once per group instead of once per head (the table is as large as a
+             * head's slice of x; per head it would double the memory traffic). The group's rows stream from
+             * PE__HEAD_GROUP contiguous regions, which the hardware prefetchers follow. */
+            for (int32_t h0 = 0; h0 < heads; h0 += PE__HEAD_GROUP) {
+                int32_t count = heads - h0 < PE__HEAD_GROUP ? heads - h0 : PE__HEAD_GROUP;
+                float *xh = x + ((size_t)b * heads + h0) * seq * d;
                 for (int32_t s = 0; s < seq; s++)
-                    pe__rotate_heads(xh + (size_t)s * d, 1, d, cos_b + (size_t)s * n, sin_b + (size_t)s * n, n,
-                                     interleaved, inverse);
+                    pe__rotate_heads(xh + (size_t)s * d, count, (size_t)seq * d, cos_b + (size_t)s * n,
+                                     sin_b + (size_t)s * n, n, interleaved, inverse);
             }
         }
     }
