@@ -7,7 +7,7 @@
 //            Face's Llama conversion script does to Meta's interleaved checkpoints)
 //   fast     which dimensions turn fast: small i is the HIGH frequency, θᵢ = b^(−2i/d); one clock hand per
 //            pair at position p
-//   score    the full score Re[Σᵢ q₍ᵢ₎ k̄₍ᵢ₎ e^{i(m−n)θᵢ}] has cos AND sin terms; the cos-only form often
+//   score    the full score Re[Σᵢ q₍ᵢ₎ k̄₍ᵢ₎ e^(i(m−n)θᵢ)] has cos AND sin terms; the cos-only form often
 //            written is not the score (it is even in m − n; the real score is not)
 //   drift    float32 angles at large positions: pe's cos/sin (angle formed and reduced in double) against the
 //            float32 recipe (float32 inv_freq, float32 position · inv_freq, then cos/sin), emulated with

@@ -7,7 +7,7 @@
 //   relative  shift both positions by s: the score q̃·k̃ stays (numbers, and a chart against s beside moving the
 //             query alone)
 //   decay     the long-term decay of RoPE (Su et al. 2021, §3.4.3): the paper's upper bound
-//             (1/(d/2)) Σⱼ |Sⱼ|, Sⱼ = Σ_{i<j} e^{i(m−n)θᵢ}, and |Σᵢ e^{i(m−n)θᵢ}| / (d/2), against m − n
+//             (1/(d/2)) Σⱼ |Sⱼ|, Sⱼ = Σ_{i<j} e^(i(m−n)θᵢ), and |Σᵢ e^(i(m−n)θᵢ)| / (d/2), against m − n
 //   pairing   half-split (GPT-NeoX, Llama) against interleaved (GPT-J, RoFormer) pairs: which dimensions turn
 //             together; a relative-offset attention head built for one pairing run with the other
 //             (pe.attention); and the tiny RoPE model run with its pairing swapped
@@ -80,11 +80,11 @@ registerStrings({
     'rr.chart.x': 'shift s',
     'rr.chart.y': 'score q̃·k̃',
     'rr.decay.title': 'Long-term decay',
-    'rr.decay.note': 'Su et al. (2021, §3.4.3) bound the score by the partial sums Sⱼ of e^{i(m−n)θᵢ}: their average shrinks as m − n grows, so far-apart tokens can interact less. Both curves are relative to distance 0.',
+    'rr.decay.note': 'Su et al. (2021, §3.4.3) bound the score by the partial sums Sⱼ of e^(i(m−n)θᵢ): their average shrinks as m − n grows, so far-apart tokens can interact less. Both curves are relative to distance 0.',
     'rr.decay.dim': 'head dim',
     'rr.decay.max': 'largest distance',
     'rr.decay.bound': 'upper bound (1/(d/2)) Σⱼ |Sⱼ|',
-    'rr.decay.sum': '|Σᵢ e^{i(m−n)θᵢ}| / (d/2)',
+    'rr.decay.sum': '|Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
     'rr.decay.x': 'relative distance m − n',
     'rr.decay.y': 'relative to distance 0',
     'rr.decay.at': 'At m − n = {r}: bound {b} of its value at 0, |Σ| {s}.',
@@ -149,11 +149,11 @@ registerStrings({
     'rr.chart.x': '平移量 s',
     'rr.chart.y': '分数 q̃·k̃',
     'rr.decay.title': '远程衰减',
-    'rr.decay.note': 'Su 等人（2021，§3.4.3）用 e^{i(m−n)θᵢ} 的部分和 Sⱼ 给分数定了上界：随着 m − n 增大，它们的平均值变小，相距越远的词元相互作用越弱。两条曲线都相对于距离 0 时的值。',
+    'rr.decay.note': 'Su 等人（2021，§3.4.3）用 e^(i(m−n)θᵢ) 的部分和 Sⱼ 给分数定了上界：随着 m − n 增大，它们的平均值变小，相距越远的词元相互作用越弱。两条曲线都相对于距离 0 时的值。',
     'rr.decay.dim': '头维度',
     'rr.decay.max': '最大距离',
     'rr.decay.bound': '上界 (1/(d/2)) Σⱼ |Sⱼ|',
-    'rr.decay.sum': '|Σᵢ e^{i(m−n)θᵢ}| / (d/2)',
+    'rr.decay.sum': '|Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
     'rr.decay.x': '相对距离 m − n',
     'rr.decay.y': '相对于距离 0',
     'rr.decay.at': '在 m − n = {r} 处：上界为距离 0 时的 {b}，|Σ| 为 {s}。',
