@@ -334,7 +334,7 @@ class PeAttention extends PeElement {
     const layer = this.layerIndex(L);
     const heads = s.head >= 0 && s.head < H ? [s.head] : [...Array(H).keys()];
     const grid = h('div', { class: heads.length > 1 ? 'pe-grid' : '' });
-    if (heads.length > 1) grid.style.gridTemplateColumns = 'repeat(auto-fill, minmax(200px, 1fr))';
+    if (heads.length > 1) grid.style.gridTemplateColumns = 'repeat(auto-fill, minmax(150px, 1fr))';
     this.maps.replaceChildren(grid);
     for (const hd of heads) {
       const off = ((layer * H) + hd) * n * n;

@@ -38,6 +38,7 @@ registerStrings({
     'sc.original': 'original context L',
     'sc.seqLen': 'sequence length (dynamic, LongRoPE)',
     'sc.view': 'show',
+    'sc.tex.dynamic': 'dynamic',
     'sc.view.wavelength': 'wavelength 2π/θᵢ (tokens)',
     'sc.view.frequency': 'frequency θᵢ (rad per token)',
     'sc.view.ratio': 'θᵢ′ / θᵢ (1 = unchanged, 1/s = fully interpolated)',
@@ -110,6 +111,7 @@ registerStrings({
     'sc.original': '原始上下文 L',
     'sc.seqLen': '序列长度（动态 NTK、LongRoPE）',
     'sc.view': '显示',
+    'sc.tex.dynamic': '动态',
     'sc.view.wavelength': '波长 2π/θᵢ（词元数）',
     'sc.view.frequency': '频率 θᵢ（每个词元的弧度）',
     'sc.view.ratio': 'θᵢ′ / θᵢ（1 = 不变，1/s = 完全插值）',
@@ -247,7 +249,7 @@ class PeScaling extends PeElement {
     }
     if (show.has('methods')) {
       const f = formulaRow(tex, ['\\theta_i = b^{-2i/d}', '\\text{PI: } \\theta_i\' = \\theta_i/s', '\\text{NTK: } b\' = b\\,s^{d/(d-2)}',
-        '\\text{dynamic: } b\' = b\\Big(\\tfrac{s\\,\\ell}{L} - (s-1)\\Big)^{d/(d-2)}\\ (\\ell > L)']);
+        `\\text{${this.t('sc.tex.dynamic')}: } b' = b\\Big(\\tfrac{s\\,\\ell}{L} - (s-1)\\Big)^{d/(d-2)}\\ (\\ell > L)`]);
       const seqMax = Math.max(2 * s.factor * s.original, 4 * s.original);
       this.body.append(h('section', { class: 'pe-sc-methods' },
         h('h4', {}, this.t('sc.methods.title')), f,
@@ -403,7 +405,7 @@ class PeScaling extends PeElement {
       }
     }
     chart(this.attnChart, {
-      x: factors, logX: true,
+      x: factors, logX: true, xRange: [1, 140],
       series: [{ label: this.t('sc.attn.yarn'), values: attn.yarn, color: PALETTE[4], width: 2.5 }, { label: this.t('sc.attn.longrope'), values: attn.longrope, color: PALETTE[5], width: 1.5 }],
       xLabel: this.t('sc.attn.x'), yLabel: this.t('sc.attn.y'), height: 240, label: this.t('sc.attn.y'),
     });
