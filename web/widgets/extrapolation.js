@@ -204,7 +204,7 @@ class PeExtrapolation extends PeElement {
       if (s.showEval) series.push({ label: `${this.t(`ex.m.${m}`)} ${this.t('ex.evalSuffix')}`, values: factors.map((f) => val(evalOf(m, f))), color, width: 1, dash: [2, 3], points: false });
     });
     chart(this.chartBox, {
-      x: lens, series, logX: true, xRange: [lens[0] / 1.15, lens[lens.length - 1] * 1.15], xLabel: this.t('ex.x'), yLabel: this.t(`ex.metric.${metric}`), height: 300,
+      x: lens, series, xRange: [0, lens[lens.length - 1] * 1.05], xLabel: this.t('ex.x'), yLabel: this.t(`ex.metric.${metric}`), height: 300,
       yRange: metric === 'accuracy' ? [0, 1] : undefined, label: this.t('ex.title'),
     });
     const fmtv = (r) => {
