@@ -38,6 +38,7 @@ registerStrings({
     'learned.source': 'where the number comes from',
     'learned.here': 'computed here, on the check set',
     'learned.eval': 'npm run eval',
+    'learned.evalN': 'npm run eval: {k} sequences',
     'learned.config': 'config.json: {k} sequences, at training time',
     'learned.cannot': 'cannot run: {msg}',
     'learned.noEval': '(eval.json not shipped: run npm run eval)',
@@ -64,6 +65,7 @@ registerStrings({
     'learned.source': '数字来源',
     'learned.here': '在此页面上用检验集算出',
     'learned.eval': 'npm run eval 的结果',
+    'learned.evalN': 'npm run eval 的结果：{k} 个序列',
     'learned.config': 'config.json：训练时在 {k} 个序列上测得',
     'learned.cannot': '无法运行：{msg}',
     'learned.noEval': '（未附带 eval.json：请运行 npm run eval）',
@@ -201,9 +203,9 @@ class PeLearned extends PeElement {
       }
       rows.push([n + 1, '—', '—', h('span', {}, this.t('learned.cannot', { msg: '' }), h('code', { translate: 'no' }, msg))]);
     }
-    // npm run train's own evaluation, recorded in config.json
+    // npm run train's own evaluation, recorded in config.json (the same numbers as eval.json's 1x row)
     const atLen = this.cfg?.posenc?.evaluation?.at_training_length;
-    if (atLen && atLen.loss != null) {
+    if (atLen && atLen.loss != null && !this.evalRows) {
       rows.push([atLen.seq_len ?? n, fmt(atLen.loss, 4), atLen.accuracy != null ? `${(100 * atLen.accuracy).toFixed(1)}%` : '—',
         this.t('learned.config', { k: atLen.sequences ?? '?' })]);
     }
@@ -215,7 +217,8 @@ class PeLearned extends PeElement {
       if (seen.has(len)) continue;
       seen.add(len);
       rows.push([len, r.loss != null ? fmt(r.loss, 4) : '—', r.accuracy != null ? `${(100 * r.accuracy).toFixed(1)}%` : '—',
-        r.loss != null ? this.t('learned.eval') : this.t('learned.cannot', { msg: this.t('learned.eval') })]);
+        r.loss != null ? this.t('learned.evalN', { k: r.sequences ?? '?' })
+          : h('span', {}, `${this.t('learned.eval')}: ${this.t('learned.cannot', { msg: '' })}`, h('code', { translate: 'no' }, r.why ?? ''))]);
     }
     rows.sort((a, b) => Number(a[0]) - Number(b[0])); // stable: by length, then source
     const table = h('table', { class: 'pe-table' },
