@@ -102,9 +102,10 @@ function svgChart(rows, task, mode, trainLen, metric, title, yLabel) {
   }
   const ys = series.flatMap((s) => s.pts.map((p) => p[1]));
   let y0 = Math.min(...ys), y1 = Math.max(...ys);
-  if (metric === 'accuracy') { y0 = 0; y1 = 1; }
-  const pad = (y1 - y0) * 0.05 || 0.1;
-  y0 -= pad; y1 += pad;
+  if (metric === 'accuracy') { y0 = 0; y1 = 1; } else {
+    const pad = (y1 - y0) * 0.05 || 0.1;
+    y0 -= pad; y1 += pad;
+  }
   const X = (f) => L + ((Math.log2(f)) / 3) * (W - L - R);
   const Y = (v) => T + (1 - (v - y0) / (y1 - y0)) * (H - T - B);
   const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
