@@ -260,7 +260,9 @@ pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_
  * Positions: query i sits at position q_positions[i], key j at k_positions[j]; by default key j at j and
  * query i at k_len - q_len + i (decode against a cache). They drive the causal mask (key j visible to query
  * i iff kpos[j] <= qpos[i]), ALiBi (bias slope[h] * (kpos[j] - qpos[i]), the same convention as
- * pe_alibi_bias) and RoPE (q rotated at qpos, k at kpos).
+ * pe_alibi_bias) and RoPE (q rotated at qpos, k at kpos). With ALiBi, kpos[j] - qpos[i] must fit in an
+ * int32: the only way it cannot, explicit k_positions against default query positions below 0 (q_len >
+ * k_len), is PE_ERR_POSITION.
  * A fully masked query row (only possible with causal and explicit positions, or q_len > k_len) gives an
  * all-zero output row and an all-zero weights row. Inputs are assumed finite, with scale * q.k finite.
  * The SIMD128 and scalar builds give bit-identical results (same operations in the same order).
@@ -283,10 +285,18 @@ typedef struct pe_attention_config {
     const int32_t *k_positions;   /* NULL -> j; else (k_len,), >= 0, shared by the batch */
     int32_t rope_seq_len;         /* rope only: the seq_len of pe_rope_cos_sin (dynamic, longrope).
                                      0 -> max(all q and k positions) + 1, as one HF forward call decides */
+    int32_t k_rotated;            /* rope only: 0 -> k is rotated at k_positions (a copy in scratch), as
+                                     always; non-zero -> k is already rotated (a KV cache that stores rotated
+                                     keys, as HF's and llama.cpp's do) and is used in place: only q is rotated,
+                                     at q_positions, so decoding does not re-rotate the whole cache per call.
+                                     The keys must have been rotated with the same frequencies (for dynamic
+                                     and longrope: the same rope_seq_len). k_positions still drive the mask
+                                     and ALiBi. Ignored without rope */
 } pe_attention_config;
 
 /* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE; with RoPE, rotated copies of q and k
- * plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim + 2 * (q_len + k_len) * n_freq.
+ * plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim + 2 * (q_len + k_len) * n_freq;
+ * with k_rotated, q's only: B*heads*q_len * head_dim + 2 * q_len * n_freq.
  * Validates the dimensions as pe_attention does. */
 pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg);
 

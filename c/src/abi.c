@@ -29,6 +29,7 @@ static const int32_t pe__attention_config_layout[] = {
     PE__A(batch),   PE__A(heads),        PE__A(kv_heads), PE__A(q_len),       PE__A(k_len),
     PE__A(head_dim), PE__A(layout),      PE__A(causal),   PE__A(scale),       PE__A(alibi_slopes),
     PE__A(rope),    PE__A(q_positions),  PE__A(k_positions), PE__A(rope_seq_len),
+    PE__A(k_rotated),
     (int32_t) sizeof(pe_attention_config),
 };
 

@@ -14,21 +14,39 @@
  * and finally out = acc / l. Every exponent is ≤ 0, so logits of ±1e4 (or any finite size) stay finite, and
  * no (q_len × k_len) matrix exists unless the caller asks for the weights.
  *
- * Blocking: PE__QB query rows share each key tile of PE__KB keys (K and V tiles stay in L1 while 16 queries
- * use them), and inside a block rows go in groups of 4, so one load of a key (or value) chunk feeds four
- * rows' dot products (or accumulators).
+ * Blocking: up to PE__QB query rows (a block) share each tile of keys, so a K and a V tile are loaded into L1
+ * once per block. The tile holds PE__SCAP scores in all (rows × keys), so a block of 32 prefill rows gets
+ * 64-key tiles and a decode block of one row 512-key tiles (fewer per-tile corrections; K and V are read once
+ * either way). Inside a tile:
+ *
+ *   scores   rows in pairs × keys in fours (8 accumulators; each key chunk loaded once for two rows), or one
+ *            row × 8 keys for decode; the four horizontal sums land in one vector (pe_f32x4_sum4), and scale,
+ *            ALiBi, the causal mask and the running max are applied to that vector in registers before it is
+ *            stored: s = dot · scale + slope · f32(kpos − qpos) with the relative position an i32x4 (kpos of
+ *            the tile minus the row's qpos; no int64 per element), masked lanes −∞.
+ *   softmax  one f32x4 pass per row: p = e^(s − m'), Σ p as four lane partial sums.
+ *   PV       4 rows × 8 dims (each value chunk loaded once for four rows), or one row × 32 dims in sub-blocks
+ *            of 16 keys for decode.
+ * With the default key positions and a causal mask (key j visible to query i iff j ≤ qpos_i) the kernel visits
+ * only the band: keys past the block's last query are never loaded, and within a tile a row (pair, or group
+ * of four for PV) stops at its last visible key. Masked keys have p = 0 exactly, so skipping them changes
+ * nothing but, at most, the sign of a zero.
  *
  * SIMD128 and scalar builds run the same arithmetic in the same order, so they agree bit for bit:
  *   - q·k: four lane partial sums over chunks of 4, combined as (p0 + p2) + (p1 + p3) (pe_f32x4_sum's order),
  *     then the tail d ≥ 4⌊D/4⌋ added in sequence;
+ *   - logit: (dot · scale) + slope · (float)(kpos − qpos), the relative position an exact int32;
  *   - e^x: one polynomial (Cephes expf, ~1 ulp) evaluated lane-wise or in scalar, same operations;
- *   - acc: per element acc·corr, then + p_j·v_j for j ascending;
- *   - max and Σ p per row: scalar, ascending, in both builds.
+ *   - Σ p per row and tile: four partial sums by key index mod 4, each ascending, combined as (s0 + s2) +
+ *     (s1 + s3); max: exact in any order;
+ *   - acc: per element acc·corr, then + p_j·v_j for j ascending.
+ * The scalar twin walks one row and one key at a time; only the grouping of independent work differs.
  * The build is compiled with -ffp-contract=off, so no multiply-add is fused in either.
  *
  * Positions (see posenc.h): key j at kpos[j] (default j), query i at qpos[i] (default k_len − q_len + i).
  * RoPE rotates copies of q and k in the caller's scratch (q and k stay unmodified), with the lead's
- * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels.
+ * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels; with
+ * k_rotated the keys are taken as already rotated (a KV cache of rotated keys) and only q is rotated.
  */
 #include "posenc.h"
 #include "simd.h"
@@ -37,10 +55,10 @@
 #include <stddef.h>
 #include <string.h>
 
-#define PE__QB 16 /* query rows per block (online-softmax state on the stack) */
-#define PE__KB 32 /* keys per tile */
-#define PE__RB 4  /* query rows per register group */
-
+#define PE__QB 32      /* query rows per block (online-softmax state on the stack) */
+#define PE__SCAP 2048  /* scores per tile, rows x keys (8 KiB on the stack) */
+#define PE__KB_MAX 512 /* keys per tile at most (one-row blocks: decode) */
+#define PE__PV_SUB 16  /* one-row PV: keys per sub-block (their V rows stay in L1 across the dim chunks) */
 
 /* ---------------------------------------------------------------------------------------------- */
 /* e^x for x <= 0 (or -inf), scalar and f32x4 twins                                               */
@@ -113,166 +131,315 @@ static void pe__exp_row(float *x, float m, int32_t n) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Tiles                                                                                          */
+/* Scores of one tile: s_c = q·k_c · scale (+ ALiBi), −∞ where masked; each returns its row's max   */
 /* ---------------------------------------------------------------------------------------------- */
 
-/* s[c] = q · k_c for one query row and nk keys (k_c = k + c * ks), D = head_dim. */
-static void pe__dots1(float *s, const float *q, const float *k, size_t ks, int32_t nk, int32_t D) {
-    const int32_t D4 = D & ~3;
-    for (int32_t c = 0; c < nk; c++) {
-        const float *kr = k + (size_t)c * ks;
-        float acc;
-        int32_t d = 0;
+/* What one row needs to turn its dot products into logits. */
+typedef struct pe__rowc {
+    float scale, slope;
+    int32_t qp;  /* the query's position */
+    int32_t lim; /* keys c >= lim of this tile are masked: the causal band's end, or the tile size */
+} pe__rowc;
+
+/* One tile of keys. */
+typedef struct pe__tile {
+    const float *k;    /* key c of the tile is k + c * ks */
+    size_t ks;
+    int32_t nk, D;
+    const int32_t *kp; /* key positions of the tile, padded to a multiple of 4; NULL when not needed */
+    int alibi;         /* add slope · (kp − qp) */
+    int causal_kp;     /* mask kp > qp (explicit key positions; with the default ones lim is the mask) */
+} pe__tile;
+
 #if PE_SIMD
-        pe_v128 a = pe_f32x4_splat(0.0f);
-        for (; d < D4; d += 4) a = pe_f32x4_add(a, pe_f32x4_mul(pe_f32x4_load(q + d), pe_f32x4_load(kr + d)));
-        acc = pe_f32x4_sum(a);
-#else
-        float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-        for (; d < D4; d += 4) {
-            a0 += q[d] * kr[d];
-            a1 += q[d + 1] * kr[d + 1];
-            a2 += q[d + 2] * kr[d + 2];
-            a3 += q[d + 3] * kr[d + 3];
-        }
-        acc = (a0 + a2) + (a1 + a3);
-#endif
-        for (; d < D; d++) acc += q[d] * kr[d];
-        s[c] = acc;
-    }
+/* Four dot products (one row of the pair, keys c..c+3) -> logits: the scalar pe__logit lane by lane. */
+PE_INLINE pe_v128 pe__logit4(pe_v128 dot, const pe__rowc *rc, const pe__tile *T, int32_t c) {
+    pe_v128 x = pe_f32x4_mul(dot, pe_f32x4_splat(rc->scale));
+    const pe_v128 qp = pe_i32x4_splat(rc->qp);
+    const pe_v128 kp = T->kp ? pe_i32x4_load(T->kp + c) : qp;
+    if (T->alibi) /* kp − qp is an exact int32 (pe_attention checks), converted with one rounding */
+        x = pe_f32x4_add(x, pe_f32x4_mul(pe_f32x4_splat(rc->slope), pe_f32x4_from_i32x4(pe_i32x4_sub(kp, qp))));
+    pe_v128 mask = pe_i32x4_ge(pe_i32x4_add(pe_i32x4_splat(c), pe_i32x4_make(0, 1, 2, 3)), pe_i32x4_splat(rc->lim));
+    if (T->causal_kp) mask = pe_v128_or(mask, pe_i32x4_gt(kp, qp));
+    return pe_v128_select(pe_f32x4_splat(-INFINITY), x, mask);
 }
 
-/* Four query rows at once: s[r * ss + c] = q_r · k_c. Each key chunk is loaded once for the four rows. */
-static void pe__dots4(float *s, size_t ss, const float *const q[PE__RB], const float *k, size_t ks, int32_t nk,
-                      int32_t D) {
-    const int32_t D4 = D & ~3;
-    const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
+/* Adds the head_dim tail (d >= 4⌊D/4⌋) to four dots: lane l gets + q[d]·k_l[d] for d ascending, as the scalar
+ * pe__dot does. */
+PE_INLINE pe_v128 pe__dot_tail4(pe_v128 s, const float *q, const float *k0, const float *k1, const float *k2,
+                                const float *k3, int32_t d, int32_t D) {
+    for (; d < D; d++) s = pe_f32x4_add(s, pe_f32x4_mul(pe_f32x4_make(k0[d], k1[d], k2[d], k3[d]), pe_f32x4_splat(q[d])));
+    return s;
+}
+
+/* One row against the tile, 8 keys per step (8 independent accumulators: decode is one row per block). The
+ * last group of 4 may run past the tile: its extra lanes repeat the last key (valid memory) and are masked. */
+static float pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe__tile *T) {
+    const int32_t D = T->D, D4 = D & ~3, nk = T->nk, lim = rc->lim;
+    const size_t ks = T->ks;
+    pe_v128 vmax = pe_f32x4_splat(-INFINITY);
     int32_t c = 0;
-#if PE_SIMD
-    /* Two keys at a time: 8 accumulators from 4 query and 2 key loads per chunk. Each dot is still its own
-     * four lane partial sums, summed and tailed as below, so the result is the same as one key at a time. */
-    for (; c + 2 <= nk; c += 2) {
-        const float *ka = k + (size_t)c * ks, *kb = ka + ks;
+    for (; c + 8 <= lim; c += 8) {
+        const float *k0 = T->k + (size_t)c * ks, *k1 = k0 + ks, *k2 = k1 + ks, *k3 = k2 + ks;
+        const float *k4 = k3 + ks, *k5 = k4 + ks, *k6 = k5 + ks, *k7 = k6 + ks;
+        pe_v128 a0 = pe_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        int32_t d = 0;
+        for (; d < D4; d += 4) {
+            const pe_v128 x = pe_f32x4_load(q + d);
+            a0 = pe_f32x4_add(a0, pe_f32x4_mul(x, pe_f32x4_load(k0 + d)));
+            a1 = pe_f32x4_add(a1, pe_f32x4_mul(x, pe_f32x4_load(k1 + d)));
+            a2 = pe_f32x4_add(a2, pe_f32x4_mul(x, pe_f32x4_load(k2 + d)));
+            a3 = pe_f32x4_add(a3, pe_f32x4_mul(x, pe_f32x4_load(k3 + d)));
+            a4 = pe_f32x4_add(a4, pe_f32x4_mul(x, pe_f32x4_load(k4 + d)));
+            a5 = pe_f32x4_add(a5, pe_f32x4_mul(x, pe_f32x4_load(k5 + d)));
+            a6 = pe_f32x4_add(a6, pe_f32x4_mul(x, pe_f32x4_load(k6 + d)));
+            a7 = pe_f32x4_add(a7, pe_f32x4_mul(x, pe_f32x4_load(k7 + d)));
+        }
+        pe_v128 s0 = pe_f32x4_sum4(a0, a1, a2, a3), s1 = pe_f32x4_sum4(a4, a5, a6, a7);
+        if (d < D) {
+            s0 = pe__dot_tail4(s0, q, k0, k1, k2, k3, d, D);
+            s1 = pe__dot_tail4(s1, q, k4, k5, k6, k7, d, D);
+        }
+        s0 = pe__logit4(s0, rc, T, c);
+        s1 = pe__logit4(s1, rc, T, c + 4);
+        pe_f32x4_store(s + c, s0);
+        pe_f32x4_store(s + c + 4, s1);
+        vmax = pe_f32x4_pmax(vmax, pe_f32x4_pmax(s0, s1));
+    }
+    for (; c < lim; c += 4) {
+        const float *k0 = T->k + (size_t)c * ks;
+        const float *k1 = T->k + (size_t)(c + 1 < nk ? c + 1 : nk - 1) * ks;
+        const float *k2 = T->k + (size_t)(c + 2 < nk ? c + 2 : nk - 1) * ks;
+        const float *k3 = T->k + (size_t)(c + 3 < nk ? c + 3 : nk - 1) * ks;
+        pe_v128 a0 = pe_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+        int32_t d = 0;
+        for (; d < D4; d += 4) {
+            const pe_v128 x = pe_f32x4_load(q + d);
+            a0 = pe_f32x4_add(a0, pe_f32x4_mul(x, pe_f32x4_load(k0 + d)));
+            a1 = pe_f32x4_add(a1, pe_f32x4_mul(x, pe_f32x4_load(k1 + d)));
+            a2 = pe_f32x4_add(a2, pe_f32x4_mul(x, pe_f32x4_load(k2 + d)));
+            a3 = pe_f32x4_add(a3, pe_f32x4_mul(x, pe_f32x4_load(k3 + d)));
+        }
+        pe_v128 s0 = pe_f32x4_sum4(a0, a1, a2, a3);
+        if (d < D) s0 = pe__dot_tail4(s0, q, k0, k1, k2, k3, d, D);
+        s0 = pe__logit4(s0, rc, T, c);
+        pe_f32x4_store(s + c, s0);
+        vmax = pe_f32x4_pmax(vmax, s0);
+    }
+    for (; c < nk; c += 4) pe_f32x4_store(s + c, pe_f32x4_splat(-INFINITY));
+    return pe_f32x4_hmax(vmax);
+}
+
+/* Two rows against the tile, 4 keys per step: 8 accumulators from 2 query and 4 key loads per chunk. */
+static void pe__scores2(float *s0, float *s1, float mx[2], const float *q0, const float *q1, const pe__rowc rc[2],
+                        const pe__tile *T) {
+    const int32_t D = T->D, D4 = D & ~3, nk = T->nk, lim = rc[0].lim > rc[1].lim ? rc[0].lim : rc[1].lim;
+    const size_t ks = T->ks;
+    pe_v128 m0 = pe_f32x4_splat(-INFINITY), m1 = m0;
+    int32_t c = 0;
+    for (; c < lim; c += 4) {
+        const float *k0 = T->k + (size_t)c * ks, *k1, *k2, *k3;
+        if (c + 4 <= nk) {
+            k1 = k0 + ks;
+            k2 = k1 + ks;
+            k3 = k2 + ks;
+        } else {
+            k1 = T->k + (size_t)(c + 1 < nk ? c + 1 : nk - 1) * ks;
+            k2 = T->k + (size_t)(c + 2 < nk ? c + 2 : nk - 1) * ks;
+            k3 = T->k + (size_t)(nk - 1) * ks;
+        }
         pe_v128 a0 = pe_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         int32_t d = 0;
         for (; d < D4; d += 4) {
-            const pe_v128 x0 = pe_f32x4_load(q0 + d), x1 = pe_f32x4_load(q1 + d);
-            const pe_v128 x2 = pe_f32x4_load(q2 + d), x3 = pe_f32x4_load(q3 + d);
-            const pe_v128 va = pe_f32x4_load(ka + d), vb = pe_f32x4_load(kb + d);
-            a0 = pe_f32x4_add(a0, pe_f32x4_mul(x0, va));
-            a1 = pe_f32x4_add(a1, pe_f32x4_mul(x1, va));
-            a2 = pe_f32x4_add(a2, pe_f32x4_mul(x2, va));
-            a3 = pe_f32x4_add(a3, pe_f32x4_mul(x3, va));
-            b0 = pe_f32x4_add(b0, pe_f32x4_mul(x0, vb));
-            b1 = pe_f32x4_add(b1, pe_f32x4_mul(x1, vb));
-            b2 = pe_f32x4_add(b2, pe_f32x4_mul(x2, vb));
-            b3 = pe_f32x4_add(b3, pe_f32x4_mul(x3, vb));
+            const pe_v128 x = pe_f32x4_load(q0 + d), y = pe_f32x4_load(q1 + d);
+            pe_v128 kv = pe_f32x4_load(k0 + d);
+            a0 = pe_f32x4_add(a0, pe_f32x4_mul(x, kv));
+            b0 = pe_f32x4_add(b0, pe_f32x4_mul(y, kv));
+            kv = pe_f32x4_load(k1 + d);
+            a1 = pe_f32x4_add(a1, pe_f32x4_mul(x, kv));
+            b1 = pe_f32x4_add(b1, pe_f32x4_mul(y, kv));
+            kv = pe_f32x4_load(k2 + d);
+            a2 = pe_f32x4_add(a2, pe_f32x4_mul(x, kv));
+            b2 = pe_f32x4_add(b2, pe_f32x4_mul(y, kv));
+            kv = pe_f32x4_load(k3 + d);
+            a3 = pe_f32x4_add(a3, pe_f32x4_mul(x, kv));
+            b3 = pe_f32x4_add(b3, pe_f32x4_mul(y, kv));
         }
-        float sa0 = pe_f32x4_sum(a0), sa1 = pe_f32x4_sum(a1), sa2 = pe_f32x4_sum(a2), sa3 = pe_f32x4_sum(a3);
-        float sb0 = pe_f32x4_sum(b0), sb1 = pe_f32x4_sum(b1), sb2 = pe_f32x4_sum(b2), sb3 = pe_f32x4_sum(b3);
-        for (; d < D; d++) {
-            sa0 += q0[d] * ka[d]; sa1 += q1[d] * ka[d]; sa2 += q2[d] * ka[d]; sa3 += q3[d] * ka[d];
-            sb0 += q0[d] * kb[d]; sb1 += q1[d] * kb[d]; sb2 += q2[d] * kb[d]; sb3 += q3[d] * kb[d];
+        pe_v128 x0 = pe_f32x4_sum4(a0, a1, a2, a3), x1 = pe_f32x4_sum4(b0, b1, b2, b3);
+        if (d < D) {
+            x0 = pe__dot_tail4(x0, q0, k0, k1, k2, k3, d, D);
+            x1 = pe__dot_tail4(x1, q1, k0, k1, k2, k3, d, D);
         }
-        s[c] = sa0; s[ss + c] = sa1; s[2 * ss + c] = sa2; s[3 * ss + c] = sa3;
-        s[c + 1] = sb0; s[ss + c + 1] = sb1; s[2 * ss + c + 1] = sb2; s[3 * ss + c + 1] = sb3;
+        x0 = pe__logit4(x0, &rc[0], T, c);
+        x1 = pe__logit4(x1, &rc[1], T, c);
+        pe_f32x4_store(s0 + c, x0);
+        pe_f32x4_store(s1 + c, x1);
+        m0 = pe_f32x4_pmax(m0, x0);
+        m1 = pe_f32x4_pmax(m1, x1);
     }
-#endif
-    for (; c < nk; c++) {
-        const float *kr = k + (size_t)c * ks;
-        float s0, s1, s2, s3;
-        int32_t d = 0;
-#if PE_SIMD
-        pe_v128 a0 = pe_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
-        for (; d < D4; d += 4) {
-            const pe_v128 kv = pe_f32x4_load(kr + d);
-            a0 = pe_f32x4_add(a0, pe_f32x4_mul(pe_f32x4_load(q0 + d), kv));
-            a1 = pe_f32x4_add(a1, pe_f32x4_mul(pe_f32x4_load(q1 + d), kv));
-            a2 = pe_f32x4_add(a2, pe_f32x4_mul(pe_f32x4_load(q2 + d), kv));
-            a3 = pe_f32x4_add(a3, pe_f32x4_mul(pe_f32x4_load(q3 + d), kv));
-        }
-        s0 = pe_f32x4_sum(a0);
-        s1 = pe_f32x4_sum(a1);
-        s2 = pe_f32x4_sum(a2);
-        s3 = pe_f32x4_sum(a3);
-#else
-        float p[4][4] = {{0}};
-        for (; d < D4; d += 4)
-            for (int l = 0; l < 4; l++) {
-                const float kv = kr[d + l];
-                p[0][l] += q0[d + l] * kv;
-                p[1][l] += q1[d + l] * kv;
-                p[2][l] += q2[d + l] * kv;
-                p[3][l] += q3[d + l] * kv;
-            }
-        s0 = (p[0][0] + p[0][2]) + (p[0][1] + p[0][3]);
-        s1 = (p[1][0] + p[1][2]) + (p[1][1] + p[1][3]);
-        s2 = (p[2][0] + p[2][2]) + (p[2][1] + p[2][3]);
-        s3 = (p[3][0] + p[3][2]) + (p[3][1] + p[3][3]);
-#endif
-        for (; d < D; d++) {
-            const float kv = kr[d];
-            s0 += q0[d] * kv;
-            s1 += q1[d] * kv;
-            s2 += q2[d] * kv;
-            s3 += q3[d] * kv;
-        }
-        s[c] = s0;
-        s[ss + c] = s1;
-        s[2 * ss + c] = s2;
-        s[3 * ss + c] = s3;
+    for (; c < nk; c += 4) {
+        pe_f32x4_store(s0 + c, pe_f32x4_splat(-INFINITY));
+        pe_f32x4_store(s1 + c, pe_f32x4_splat(-INFINITY));
     }
+    mx[0] = pe_f32x4_hmax(m0);
+    mx[1] = pe_f32x4_hmax(m1);
 }
 
-/* acc = acc * corr + sum_c p[c] v_c for one row (v_c = v + c * vs). */
-static void pe__pv1(float *acc, float corr, const float *p, const float *v, size_t vs, int32_t nk, int32_t D) {
+#else /* scalar twin */
+
+static inline float pe__dot(const float *q, const float *k, int32_t D) {
+    const int32_t D4 = D & ~3;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    int32_t d = 0;
+    for (; d < D4; d += 4) {
+        a0 += q[d] * k[d];
+        a1 += q[d + 1] * k[d + 1];
+        a2 += q[d + 2] * k[d + 2];
+        a3 += q[d + 3] * k[d + 3];
+    }
+    float acc = (a0 + a2) + (a1 + a3);
+    for (; d < D; d++) acc += q[d] * k[d];
+    return acc;
+}
+
+static float pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe__tile *T) {
+    const float scale = rc->scale, slope = rc->slope;
+    const int32_t qp = rc->qp, lim = rc->lim;
+    float mx = -INFINITY;
+    int32_t c = 0;
+    for (; c < lim; c++) {
+        float x = pe__dot(q, T->k + (size_t)c * T->ks, T->D) * scale;
+        if (T->alibi) x = x + slope * (float)(T->kp[c] - qp);
+        if (T->causal_kp && T->kp[c] > qp) x = -INFINITY;
+        s[c] = x;
+        mx = mx < x ? x : mx;
+    }
+    for (; c < T->nk; c++) s[c] = -INFINITY;
+    return mx;
+}
+#endif
+
+/* Softmax numerators of one row in place, p_c = e^(s_c − m) for c < lim (0 from lim to the tile's end);
+ * returns Σ p as four partial sums by c mod 4, combined as (s0 + s2) + (s1 + s3). */
+static float pe__softmax_row(float *s, float m, int32_t lim, int32_t nk) {
+    int32_t c = 0;
+#if PE_SIMD
+    const pe_v128 vm = pe_f32x4_splat(m);
+    pe_v128 vsum = pe_f32x4_splat(0.0f);
+    for (; c < lim; c += 4) { /* lanes past lim hold −∞: p = 0, which leaves the sums as they are */
+        const pe_v128 p = pe__exp4(pe_f32x4_sub(pe_f32x4_load(s + c), vm));
+        pe_f32x4_store(s + c, p);
+        vsum = pe_f32x4_add(vsum, p);
+    }
+    for (; c < nk; c += 4) pe_f32x4_store(s + c, pe_f32x4_splat(0.0f));
+    return pe_f32x4_sum(vsum);
+#else
+    float p4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (; c < lim; c++) {
+        const float p = pe__exp1(s[c] - m);
+        s[c] = p;
+        p4[c & 3] += p;
+    }
+    for (; c < nk; c++) s[c] = 0.0f;
+    return (p4[0] + p4[2]) + (p4[1] + p4[3]);
+#endif
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* PV: acc = acc · corr + Σ_c p_c v_c                                                               */
+/* ---------------------------------------------------------------------------------------------- */
+
+static void pe__scale_row(float *acc, float corr, int32_t D) {
+    if (corr == 1.0f) return; /* the usual case once the max settles; x · 1 = x exactly */
     int32_t d = 0;
 #if PE_SIMD
     const pe_v128 vc = pe_f32x4_splat(corr);
-    for (; d + 8 <= D; d += 8) {
-        pe_v128 x0 = pe_f32x4_mul(pe_f32x4_load(acc + d), vc), x1 = pe_f32x4_mul(pe_f32x4_load(acc + d + 4), vc);
-        for (int32_t c = 0; c < nk; c++) {
-            const float *vr = v + (size_t)c * vs + d;
-            const pe_v128 pc = pe_f32x4_splat(p[c]);
-            x0 = pe_f32x4_add(x0, pe_f32x4_mul(pc, pe_f32x4_load(vr)));
-            x1 = pe_f32x4_add(x1, pe_f32x4_mul(pc, pe_f32x4_load(vr + 4)));
-        }
-        pe_f32x4_store(acc + d, x0);
-        pe_f32x4_store(acc + d + 4, x1);
-    }
-    for (; d + 4 <= D; d += 4) {
-        pe_v128 x0 = pe_f32x4_mul(pe_f32x4_load(acc + d), vc);
-        for (int32_t c = 0; c < nk; c++)
-            x0 = pe_f32x4_add(x0, pe_f32x4_mul(pe_f32x4_splat(p[c]), pe_f32x4_load(v + (size_t)c * vs + d)));
-        pe_f32x4_store(acc + d, x0);
-    }
+    for (; d + 4 <= D; d += 4) pe_f32x4_store(acc + d, pe_f32x4_mul(pe_f32x4_load(acc + d), vc));
 #endif
-    /* Scalar: the same per-element sequence (acc * corr, then + p_c v_c for c ascending), walked row by row
-     * over v so memory is read contiguously. */
-    if (d < D) {
-        for (int32_t e = d; e < D; e++) acc[e] *= corr;
-        for (int32_t c = 0; c < nk; c++) {
-            const float *vr = v + (size_t)c * vs;
-            const float pc = p[c];
-            for (int32_t e = d; e < D; e++) acc[e] += pc * vr[e];
-        }
-    }
+    for (; d < D; d++) acc[d] = acc[d] * corr;
 }
 
-/* Four rows at once: each value chunk is loaded once for the four accumulators. */
-static void pe__pv4(float *const acc[PE__RB], const float corr[PE__RB], const float *p, size_t ps, const float *v,
-                    size_t vs, int32_t nk, int32_t D) {
+/* One row (v_c = v + c * vs), keys c < nk. */
+static void pe__pv1(float *acc, float corr, const float *p, const float *v, size_t vs, int32_t nk, int32_t D) {
+    pe__scale_row(acc, corr, D);
 #if PE_SIMD
-    int32_t d = 0;
+    /* Sub-blocks of PE__PV_SUB keys, and within one all of head_dim in chunks of 32, 8 and 4 dims (8, 2, 1
+     * accumulators in registers): the sub-block's V rows stay in L1 from one chunk to the next. Per element
+     * the sequence is still acc, + p_0 v_0, + p_1 v_1, ... */
+    for (int32_t c0 = 0; c0 < nk; c0 += PE__PV_SUB) {
+        const int32_t c1 = nk - c0 < PE__PV_SUB ? nk : c0 + PE__PV_SUB;
+        int32_t d = 0;
+        for (; d + 32 <= D; d += 32) {
+            float *o = acc + d;
+            pe_v128 x0 = pe_f32x4_load(o), x1 = pe_f32x4_load(o + 4), x2 = pe_f32x4_load(o + 8);
+            pe_v128 x3 = pe_f32x4_load(o + 12), x4 = pe_f32x4_load(o + 16), x5 = pe_f32x4_load(o + 20);
+            pe_v128 x6 = pe_f32x4_load(o + 24), x7 = pe_f32x4_load(o + 28);
+            for (int32_t c = c0; c < c1; c++) {
+                const float *vr = v + (size_t)c * vs + d;
+                const pe_v128 pc = pe_f32x4_splat(p[c]);
+                x0 = pe_f32x4_add(x0, pe_f32x4_mul(pc, pe_f32x4_load(vr)));
+                x1 = pe_f32x4_add(x1, pe_f32x4_mul(pc, pe_f32x4_load(vr + 4)));
+                x2 = pe_f32x4_add(x2, pe_f32x4_mul(pc, pe_f32x4_load(vr + 8)));
+                x3 = pe_f32x4_add(x3, pe_f32x4_mul(pc, pe_f32x4_load(vr + 12)));
+                x4 = pe_f32x4_add(x4, pe_f32x4_mul(pc, pe_f32x4_load(vr + 16)));
+                x5 = pe_f32x4_add(x5, pe_f32x4_mul(pc, pe_f32x4_load(vr + 20)));
+                x6 = pe_f32x4_add(x6, pe_f32x4_mul(pc, pe_f32x4_load(vr + 24)));
+                x7 = pe_f32x4_add(x7, pe_f32x4_mul(pc, pe_f32x4_load(vr + 28)));
+            }
+            pe_f32x4_store(o, x0);
+            pe_f32x4_store(o + 4, x1);
+            pe_f32x4_store(o + 8, x2);
+            pe_f32x4_store(o + 12, x3);
+            pe_f32x4_store(o + 16, x4);
+            pe_f32x4_store(o + 20, x5);
+            pe_f32x4_store(o + 24, x6);
+            pe_f32x4_store(o + 28, x7);
+        }
+        for (; d + 8 <= D; d += 8) {
+            pe_v128 x0 = pe_f32x4_load(acc + d), x1 = pe_f32x4_load(acc + d + 4);
+            for (int32_t c = c0; c < c1; c++) {
+                const float *vr = v + (size_t)c * vs + d;
+                const pe_v128 pc = pe_f32x4_splat(p[c]);
+                x0 = pe_f32x4_add(x0, pe_f32x4_mul(pc, pe_f32x4_load(vr)));
+                x1 = pe_f32x4_add(x1, pe_f32x4_mul(pc, pe_f32x4_load(vr + 4)));
+            }
+            pe_f32x4_store(acc + d, x0);
+            pe_f32x4_store(acc + d + 4, x1);
+        }
+        for (; d + 4 <= D; d += 4) {
+            pe_v128 x0 = pe_f32x4_load(acc + d);
+            for (int32_t c = c0; c < c1; c++)
+                x0 = pe_f32x4_add(x0, pe_f32x4_mul(pe_f32x4_splat(p[c]), pe_f32x4_load(v + (size_t)c * vs + d)));
+            pe_f32x4_store(acc + d, x0);
+        }
+        for (; d < D; d++) {
+            float a = acc[d];
+            for (int32_t c = c0; c < c1; c++) a += p[c] * v[(size_t)c * vs + d];
+            acc[d] = a;
+        }
+    }
+#else
+    for (int32_t c = 0; c < nk; c++) {
+        const float *vr = v + (size_t)c * vs;
+        const float pc = p[c];
+        for (int32_t e = 0; e < D; e++) acc[e] += pc * vr[e];
+    }
+#endif
+}
+
+/* Four rows (p rows ps apart), keys c < nk: each value chunk is loaded once for the four accumulators. */
+static void pe__pv4(float *const acc[4], const float corr[4], const float *p, size_t ps, const float *v, size_t vs,
+                    int32_t nk, int32_t D) {
+#if PE_SIMD
+    for (int r = 0; r < 4; r++) pe__scale_row(acc[r], corr[r], D);
     float *o0 = acc[0], *o1 = acc[1], *o2 = acc[2], *o3 = acc[3];
     const float *p0 = p, *p1 = p + ps, *p2 = p + 2 * ps, *p3 = p + 3 * ps;
-    const pe_v128 c0 = pe_f32x4_splat(corr[0]), c1 = pe_f32x4_splat(corr[1]);
-    const pe_v128 c2 = pe_f32x4_splat(corr[2]), c3 = pe_f32x4_splat(corr[3]);
+    int32_t d = 0;
     for (; d + 8 <= D; d += 8) {
-        pe_v128 x00 = pe_f32x4_mul(pe_f32x4_load(o0 + d), c0), x01 = pe_f32x4_mul(pe_f32x4_load(o0 + d + 4), c0);
-        pe_v128 x10 = pe_f32x4_mul(pe_f32x4_load(o1 + d), c1), x11 = pe_f32x4_mul(pe_f32x4_load(o1 + d + 4), c1);
-        pe_v128 x20 = pe_f32x4_mul(pe_f32x4_load(o2 + d), c2), x21 = pe_f32x4_mul(pe_f32x4_load(o2 + d + 4), c2);
-        pe_v128 x30 = pe_f32x4_mul(pe_f32x4_load(o3 + d), c3), x31 = pe_f32x4_mul(pe_f32x4_load(o3 + d + 4), c3);
+        pe_v128 x00 = pe_f32x4_load(o0 + d), x01 = pe_f32x4_load(o0 + d + 4);
+        pe_v128 x10 = pe_f32x4_load(o1 + d), x11 = pe_f32x4_load(o1 + d + 4);
+        pe_v128 x20 = pe_f32x4_load(o2 + d), x21 = pe_f32x4_load(o2 + d + 4);
+        pe_v128 x30 = pe_f32x4_load(o3 + d), x31 = pe_f32x4_load(o3 + d + 4);
         for (int32_t c = 0; c < nk; c++) {
             const float *vr = v + (size_t)c * vs + d;
             const pe_v128 va = pe_f32x4_load(vr), vb = pe_f32x4_load(vr + 4);
@@ -298,10 +465,30 @@ static void pe__pv4(float *const acc[PE__RB], const float corr[PE__RB], const fl
         pe_f32x4_store(o3 + d, x30);
         pe_f32x4_store(o3 + d + 4, x31);
     }
-    if (d < D) /* remaining 4-chunk and tail, row by row (same per-element sequence) */
-        for (int r = 0; r < PE__RB; r++) pe__pv1(acc[r] + d, corr[r], p + (size_t)r * ps, v + d, vs, nk, D - d);
+    for (; d + 4 <= D; d += 4) {
+        pe_v128 x0 = pe_f32x4_load(o0 + d), x1 = pe_f32x4_load(o1 + d);
+        pe_v128 x2 = pe_f32x4_load(o2 + d), x3 = pe_f32x4_load(o3 + d);
+        for (int32_t c = 0; c < nk; c++) {
+            const pe_v128 vv = pe_f32x4_load(v + (size_t)c * vs + d);
+            x0 = pe_f32x4_add(x0, pe_f32x4_mul(pe_f32x4_splat(p0[c]), vv));
+            x1 = pe_f32x4_add(x1, pe_f32x4_mul(pe_f32x4_splat(p1[c]), vv));
+            x2 = pe_f32x4_add(x2, pe_f32x4_mul(pe_f32x4_splat(p2[c]), vv));
+            x3 = pe_f32x4_add(x3, pe_f32x4_mul(pe_f32x4_splat(p3[c]), vv));
+        }
+        pe_f32x4_store(o0 + d, x0);
+        pe_f32x4_store(o1 + d, x1);
+        pe_f32x4_store(o2 + d, x2);
+        pe_f32x4_store(o3 + d, x3);
+    }
+    for (; d < D; d++)
+        for (int r = 0; r < 4; r++) {
+            const float *pr = p + (size_t)r * ps;
+            float a = acc[r][d];
+            for (int32_t c = 0; c < nk; c++) a += pr[c] * v[(size_t)c * vs + d];
+            acc[r][d] = a;
+        }
 #else
-    for (int r = 0; r < PE__RB; r++) pe__pv1(acc[r], corr[r], p + (size_t)r * ps, v, vs, nk, D);
+    for (int r = 0; r < 4; r++) pe__pv1(acc[r], corr[r], p + (size_t)r * ps, v, vs, nk, D);
 #endif
 }
 
@@ -312,6 +499,7 @@ static void pe__pv4(float *const acc[PE__RB], const float corr[PE__RB], const fl
 typedef struct pe__attn {
     int32_t B, H, KVH, Sq, Sk, D, group;
     int causal;
+    int k_rotated;                    /* rope: k is already rotated; rotate q only */
     float scale;
     const float *slopes;
     const pe_rope *rope;
@@ -351,6 +539,7 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
     A->rope = cfg->rope;
     A->qpos = cfg->q_positions;
     A->kpos = cfg->k_positions;
+    A->k_rotated = cfg->k_rotated != 0;
     if (cfg->rope_seq_len < 0) return PE_ERR_SEQ_LEN;
     if (A->rope) {
         const pe_rope *r = A->rope;
@@ -372,9 +561,10 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
         nw = 0; /* checked only when weights are requested */
     ns = 0;
     if (A->rope) {
-        /* rotated q and k, then cos and sin for q_len + k_len positions */
-        ns = nq + nk;
-        uint64_t tab = ((uint64_t)A->Sq + (uint64_t)A->Sk) * 2u * (uint64_t)A->rope->n_freq;
+        /* rotated q and k, then cos and sin for q_len + k_len positions (q only with k_rotated) */
+        const uint64_t nkr = A->k_rotated ? 0u : nk, skr = A->k_rotated ? 0u : (uint64_t)A->Sk;
+        ns = nq + nkr;
+        uint64_t tab = ((uint64_t)A->Sq + skr) * 2u * (uint64_t)A->rope->n_freq;
         if (ns > lim || tab > lim - ns) return PE_ERR_SHAPE;
         ns += tab;
     }
@@ -403,10 +593,10 @@ pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config 
     return PE_OK;
 }
 
-static inline int64_t pe__qpos(const pe__attn *A, int32_t i) {
-    return A->qpos ? (int64_t)A->qpos[i] : (int64_t)A->Sk - (int64_t)A->Sq + (int64_t)i;
+/* Query i's position; the default k_len − q_len + i lies in [k_len − q_len, k_len − 1], an int32. */
+static inline int32_t pe__qpos(const pe__attn *A, int32_t i) {
+    return A->qpos ? A->qpos[i] : (int32_t)((int64_t)A->Sk - (int64_t)A->Sq + (int64_t)i);
 }
-static inline int64_t pe__kpos(const pe__attn *A, int32_t j) { return A->kpos ? (int64_t)A->kpos[j] : (int64_t)j; }
 
 /* cos/sin rows for n positions given by pos (or, when pos is NULL, first + 0 .. n-1), in chunks so that
  * default positions need no array in scratch. */
@@ -424,8 +614,9 @@ static pe_status pe__rope_tables(float *cos, float *sin, const pe_rope *rope, co
     return PE_OK;
 }
 
+
 /* ---------------------------------------------------------------------------------------------- */
-/* One block of up to PE__QB query rows of one (batch, head)                                      */
+/* One block of up to PE__QB query rows of one (batch, kv head)                                   */
 /* ---------------------------------------------------------------------------------------------- */
 /* The rows of a block: query row t of kv head g's group is query i = t / group of head
  * h = g * group + t % group, so with GQA/MQA the query heads that share a kv head share every K and V
@@ -433,85 +624,108 @@ static pe_status pe__rope_tables(float *cos, float *sin, const pe_rope *rope, co
 typedef struct pe__rows {
     const float *q[PE__QB];
     float *o[PE__QB];
-    float *w[PE__QB];      /* weights row (k_len floats), or NULL */
+    float *w[PE__QB]; /* weights row (k_len floats), or NULL */
     float slope[PE__QB];
-    int64_t qp[PE__QB];
+    int32_t qp[PE__QB];
 } pe__rows;
 
-static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const float *kh, const float *vh,
-                           int use_alibi) {
-    float S[PE__QB][PE__KB];
-    float m[PE__QB], l[PE__QB], corr[PE__QB];
-    const int64_t *qp = R->qp;
-    const float *const *qrow = R->q;
-    float *const *orow = R->o;
-    const int want_w = R->w[0] != NULL;
-    const int32_t D = A->D, Sk = A->Sk;
+/* Keys per tile for a block of nq rows: PE__SCAP scores in all, a multiple of 4, at most PE__KB_MAX. */
+static inline int32_t pe__tile_keys(int32_t nq) {
+    const int32_t kb = (PE__SCAP / nq) & ~3;
+    return kb < PE__KB_MAX ? kb : PE__KB_MAX;
+}
 
-    int64_t qp_max = qp[0];
+static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const float *kh, const float *vh) {
+    _Alignas(16) float S[PE__SCAP];
+    _Alignas(16) int32_t kpt[PE__KB_MAX];
+    float m[PE__QB], l[PE__QB], corr[PE__QB], mx[PE__QB];
+    pe__rowc rc[PE__QB];
+    const int want_w = R->w[0] != NULL;
+    const int32_t D = A->D, Sk = A->Sk, kb = pe__tile_keys(nq);
+    /* With the default key positions, causal visibility is a band: key j is visible to query i iff
+     * j <= qpos_i. Keys past the block's last query are never visited, and each row's lim stops at its own. */
+    const int band = A->causal && !A->kpos;
+
+    int32_t qp_max = R->qp[0];
     for (int32_t r = 0; r < nq; r++) {
         m[r] = -INFINITY;
         l[r] = 0.0f;
-        memset(orow[r], 0, sizeof(float) * (size_t)D);
-        qp_max = qp[r] > qp_max ? qp[r] : qp_max;
+        memset(R->o[r], 0, sizeof(float) * (size_t)D);
+        qp_max = R->qp[r] > qp_max ? R->qp[r] : qp_max;
+        rc[r].scale = A->scale;
+        rc[r].slope = R->slope[r];
+        rc[r].qp = R->qp[r];
     }
-
-    /* With default positions the causal mask is a band: keys past the block's last query are never
-     * visible, so they are not visited at all. (A row whose own band ends earlier sees -inf there: p = 0,
-     * correction 1, so its numbers are the same as if it had stopped.) */
     int32_t jend = Sk;
-    if (A->causal && !A->qpos && !A->kpos) {
-        const int64_t last = qp_max + 1;
-        jend = last <= 0 ? 0 : (last < (int64_t)Sk ? (int32_t)last : Sk);
-    }
+    if (band) jend = qp_max < 0 ? 0 : (qp_max < Sk ? qp_max + 1 : Sk);
 
-    for (int32_t j0 = 0; j0 < jend; j0 += PE__KB) {
-        const int32_t nk = jend - j0 < PE__KB ? jend - j0 : PE__KB;
-        const float *kt = kh + (size_t)j0 * A->ks;
+    pe__tile T;
+    T.ks = A->ks;
+    T.D = D;
+    T.alibi = A->slopes != NULL;
+    T.causal_kp = A->causal && A->kpos != NULL;
+    T.kp = T.alibi || T.causal_kp ? kpt : NULL;
+
+    for (int32_t j0 = 0; j0 < jend; j0 += kb) {
+        const int32_t nk = jend - j0 < kb ? jend - j0 : kb;
         const float *vt = vh + (size_t)j0 * A->ks;
-
-        /* scores */
-        int32_t r = 0;
-        for (; r + PE__RB <= nq; r += PE__RB) pe__dots4(&S[r][0], PE__KB, &qrow[r], kt, A->ks, nk, D);
-        for (; r < nq; r++) pe__dots1(&S[r][0], qrow[r], kt, A->ks, nk, D);
-
-        for (r = 0; r < nq; r++) {
-            float *s = S[r];
-            for (int32_t c = 0; c < nk; c++) {
-                const int64_t kp = pe__kpos(A, j0 + c);
-                float x = s[c] * A->scale;
-                if (use_alibi) x = x + R->slope[r] * (float)(kp - qp[r]); /* Press et al.: m · (j − i) */
-                if (A->causal && kp > qp[r]) x = -INFINITY;
-                s[c] = x;
+        T.k = kh + (size_t)j0 * A->ks;
+        T.nk = nk;
+        if (T.kp) {
+            int32_t c = 0;
+            if (A->kpos)
+                for (; c < nk; c++) kpt[c] = A->kpos[j0 + c];
+            else
+                for (; c < nk; c++) kpt[c] = j0 + c;
+            for (; c < ((nk + 3) & ~3); c++) kpt[c] = kpt[nk - 1]; /* padding lanes (masked) */
+        }
+        for (int32_t r = 0; r < nq; r++) {
+            int32_t lim = nk;
+            if (band) {
+                const int64_t e = (int64_t)rc[r].qp - j0 + 1; /* keys j0 .. qp are visible */
+                lim = e <= 0 ? 0 : (e < nk ? (int32_t)e : nk);
             }
-            if (want_w) memcpy(R->w[r] + j0, s, sizeof(float) * (size_t)nk);
+            rc[r].lim = lim;
+        }
 
-            /* online softmax update */
-            float mx = -INFINITY;
-            for (int32_t c = 0; c < nk; c++) mx = s[c] > mx ? s[c] : mx;
-            const float mnew = mx > m[r] ? mx : m[r];
+        /* scores, with the row maxima */
+        int32_t r = 0;
+#if PE_SIMD
+        for (; r + 2 <= nq; r += 2)
+            pe__scores2(S + (size_t)r * kb, S + (size_t)(r + 1) * kb, &mx[r], R->q[r], R->q[r + 1], &rc[r], &T);
+#endif
+        for (; r < nq; r++) mx[r] = pe__scores1(S + (size_t)r * kb, R->q[r], &rc[r], &T);
+
+        /* online softmax update */
+        for (r = 0; r < nq; r++) {
+            float *s = S + (size_t)r * kb;
+            if (want_w) memcpy(R->w[r] + j0, s, sizeof(float) * (size_t)nk);
+            const float mnew = m[r] < mx[r] ? mx[r] : m[r];
             if (mnew == -INFINITY) { /* nothing visible yet: p = 0, state unchanged */
-                for (int32_t c = 0; c < nk; c++) s[c] = 0.0f;
+                memset(s, 0, sizeof(float) * (size_t)nk);
                 corr[r] = 1.0f;
                 continue;
             }
             corr[r] = pe__exp1(m[r] - mnew); /* e^(−inf) = 0 on the first visible tile */
-            pe__exp_row(s, mnew, nk);
-            float sum = 0.0f;
-            for (int32_t c = 0; c < nk; c++) sum += s[c];
+            const float sum = pe__softmax_row(s, mnew, rc[r].lim, nk);
             l[r] = l[r] * corr[r] + sum;
             m[r] = mnew;
         }
 
+        /* acc = acc · corr + P V, each group only up to its last visible key */
         r = 0;
-        for (; r + PE__RB <= nq; r += PE__RB) pe__pv4(&orow[r], &corr[r], &S[r][0], PE__KB, vt, A->ks, nk, D);
-        for (; r < nq; r++) pe__pv1(orow[r], corr[r], S[r], vt, A->ks, nk, D);
+        for (; r + 4 <= nq; r += 4) {
+            int32_t lim = rc[r].lim;
+            for (int32_t t = 1; t < 4; t++) lim = rc[r + t].lim > lim ? rc[r + t].lim : lim;
+            pe__pv4(&R->o[r], &corr[r], S + (size_t)r * kb, (size_t)kb, vt, A->ks, lim, D);
+        }
+        for (; r < nq; r++) pe__pv1(R->o[r], corr[r], S + (size_t)r * kb, vt, A->ks, rc[r].lim, D);
     }
 
     /* out = acc / l; a row that saw no key (l == 0) stays all zeros */
     for (int32_t r = 0; r < nq; r++) {
         if (l[r] == 0.0f) continue;
-        float *o = orow[r];
+        float *o = R->o[r];
         int32_t d = 0;
 #if PE_SIMD
         const pe_v128 vl = pe_f32x4_splat(l[r]);
@@ -572,29 +786,36 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
     } else {
         max_k = A.Sk - 1;
     }
+    /* ALiBi's relative position kpos − qpos is formed as an int32. Positions are >= 0, so it can only overflow
+     * with explicit key positions against default query positions below 0 (q_len > k_len). */
+    if (A.slopes && A.kpos && !A.qpos && (int64_t)max_k - ((int64_t)A.Sk - A.Sq) > INT32_MAX) return PE_ERR_POSITION;
 
     const float *qx = q, *kx = k;
     if (A.rope) {
         /* RoPE on copies: q and k are inputs and stay unmodified. One frequency set for q and k (dynamic and
-         * longrope pick theirs from seq_len), by default max position + 1, as one HF forward call decides. */
+         * longrope pick theirs from seq_len), by default max position + 1, as one HF forward call decides.
+         * With k_rotated the caller's keys are used as they are (already rotated, e.g. a KV cache). */
         const int64_t seq_len = cfg->rope_seq_len > 0 ? (int64_t)cfg->rope_seq_len
                                                       : (int64_t)(max_q > max_k ? max_q : max_k) + 1;
         const size_t nf = (size_t)A.rope->n_freq;
-        float *qr = scratch, *kr = scratch + A.n_q;
-        float *cq = kr + A.n_k, *sq = cq + (size_t)A.Sq * nf;
-        float *ck = sq + (size_t)A.Sq * nf, *sk = ck + (size_t)A.Sk * nf;
+        float *qr = scratch;
+        float *cq = qr + A.n_q, *sq = cq + (size_t)A.Sq * nf;
         st = pe__rope_tables(cq, sq, A.rope, A.qpos, (int64_t)A.Sk - A.Sq, A.Sq, seq_len);
         if (st != PE_OK) return st;
-        st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, A.Sk, seq_len);
-        if (st != PE_OK) return st;
+        if (!A.k_rotated) {
+            float *kr = sq + (size_t)A.Sq * nf;
+            float *ck = kr + A.n_k, *sk = ck + (size_t)A.Sk * nf;
+            st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, A.Sk, seq_len);
+            if (st != PE_OK) return st;
+            memcpy(kr, k, sizeof(float) * A.n_k);
+            st = pe_rope_apply(A.rope, kr, ck, sk, A.B, A.Sk, A.KVH, cfg->layout, 0, PE_ROTATE_FORWARD);
+            if (st != PE_OK) return st;
+            kx = kr;
+        }
         memcpy(qr, q, sizeof(float) * A.n_q);
-        memcpy(kr, k, sizeof(float) * A.n_k);
         st = pe_rope_apply(A.rope, qr, cq, sq, A.B, A.Sq, A.H, cfg->layout, 0, PE_ROTATE_FORWARD);
         if (st != PE_OK) return st;
-        st = pe_rope_apply(A.rope, kr, ck, sk, A.B, A.Sk, A.KVH, cfg->layout, 0, PE_ROTATE_FORWARD);
-        if (st != PE_OK) return st;
         qx = qr;
-        kx = kr;
     }
 
     const int32_t G = A.group;
@@ -617,7 +838,7 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
                     R.slope[r] = A.slopes ? A.slopes[h] : 0.0f;
                     R.qp[r] = pe__qpos(&A, i);
                 }
-                pe__attn_block(&A, &R, nq, kh, vh, A.slopes != NULL);
+                pe__attn_block(&A, &R, nq, kh, vh);
             }
         }
     return PE_OK;

@@ -79,6 +79,29 @@ PE_INLINE pe_v128 pe_f64x2_to_i32_pair(pe_v128 a, pe_v128 b) {
     return wasm_i32x4_shuffle(wasm_i32x4_trunc_sat_f64x2_zero(a), wasm_i32x4_trunc_sat_f64x2_zero(b), 0, 1, 4, 5);
 }
 
+/* ---- appended for attention.c (keep above names stable) ---------------------------------------- */
+/* pseudo-max: b < a ? a : b per lane (wasm f32x4.pmax; one instruction on x86), so a scalar twin is the
+ * same ternary. */
+PE_INLINE pe_v128 pe_f32x4_pmax(pe_v128 a, pe_v128 b) { return wasm_f32x4_pmax(b, a); }
+PE_INLINE pe_v128 pe_f32x4_make(float a, float b, float c, float d) { return wasm_f32x4_make(a, b, c, d); }
+/* [sum(a), sum(b), sum(c), sum(d)], each exactly pe_f32x4_sum's ((v0 + v2) + (v1 + v3)): four horizontal sums
+ * as one transpose-and-add (6 shuffles, 3 adds) that leaves the results in one vector. */
+PE_INLINE pe_v128 pe_f32x4_sum4(pe_v128 a, pe_v128 b, pe_v128 c, pe_v128 d) {
+    const pe_v128 ab = wasm_f32x4_add(wasm_i32x4_shuffle(a, b, 0, 1, 4, 5), wasm_i32x4_shuffle(a, b, 2, 3, 6, 7));
+    const pe_v128 cd = wasm_f32x4_add(wasm_i32x4_shuffle(c, d, 0, 1, 4, 5), wasm_i32x4_shuffle(c, d, 2, 3, 6, 7));
+    /* ab = [a0+a2, a1+a3, b0+b2, b1+b3], cd likewise */
+    return wasm_f32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 2, 4, 6), wasm_i32x4_shuffle(ab, cd, 1, 3, 5, 7));
+}
+/* max of the four lanes (pmax twice; the maximum is the same in any order) */
+PE_INLINE float pe_f32x4_hmax(pe_v128 v) {
+    v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+    v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+    return wasm_f32x4_extract_lane(v, 0);
+}
+PE_INLINE pe_v128 pe_i32x4_load(const int32_t *p) { return wasm_v128_load(p); }
+PE_INLINE pe_v128 pe_i32x4_gt(pe_v128 a, pe_v128 b) { return wasm_i32x4_gt(a, b); }
+PE_INLINE pe_v128 pe_i32x4_ge(pe_v128 a, pe_v128 b) { return wasm_i32x4_ge(a, b); }
+
 #else
 #define PE_SIMD 0
 #endif

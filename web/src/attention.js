@@ -24,7 +24,7 @@ import { writeSlopes } from './alibi.js';
 import { readLayout } from './abi.js';
 
 const CONFIG_FIELDS = ['batch', 'heads', 'kv_heads', 'q_len', 'k_len', 'head_dim', 'layout', 'causal', 'scale',
-  'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len'];
+  'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len', 'k_rotated'];
 
 /** Reads pe_attention_config's layout from the module once per instance. */
 export function readAttentionLayout(ctx) {
