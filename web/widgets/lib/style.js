@@ -50,13 +50,13 @@ const BASE = `
 .pe-widget :focus-visible { outline: 2px solid #e08a00; outline-offset: 2px; }
 .pe-widget .pe-row { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
 .pe-widget .pe-row > * { flex: 1 1 260px; min-width: 0; }
-.pe-widget .pe-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: .6rem; }
+.pe-widget .pe-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .6rem; }
 .pe-widget figure { margin: 0; min-width: 0; }
 .pe-widget figcaption { font-size: .82rem; color: #4f5963; margin-top: .2rem; }
 .pe-widget .pe-hm { position: relative; }
 .pe-widget .pe-hm-plot { display: flex; align-items: stretch; gap: .25rem; }
 .pe-widget .pe-hm-ylabel { writing-mode: vertical-rl; transform: rotate(180deg); font-size: .75rem; color: #4f5963; text-align: center;
-  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  text-orientation: sideways; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .pe-widget .pe-hm-plot { align-items: center; }
 .pe-widget .pe-hm-canvas-box { flex: 1; min-width: 0; position: relative; }
 .pe-widget .pe-hm canvas { display: block; width: 100%; border: 1px solid #d6dbe0; background: #fff; cursor: crosshair; }
