@@ -7,7 +7,7 @@
 // without materialising it; alibiBias() is for inspection and for code that builds its own attention.
 
 import { checkInt, checkOptions, typeError, rangeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, copyOut, writeInt32s } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, copyOut, writeInt32s, float32Ptr, float32Result } from './memory.js';
 
 /**
  * Validates optional explicit slopes (any array-like of finite numbers, length nHeads) and writes them as
@@ -49,8 +49,10 @@ export function alibiSlopes(ctx, nHeads) {
 }
 
 /**
- * pe.alibiBias(nHeads, qLen, kLen, { causal, slopes }) -> Float32Array(nHeads * qLen * kLen):
+ * pe.alibiBias(nHeads, qLen, kLen, { causal, slopes, out }) -> Float32Array(nHeads * qLen * kLen):
  * bias[h, i, j] = slope[h] * (j - (kLen - qLen + i)); causal: -Infinity where j > kLen - qLen + i.
+ * options.out (a Float32Array or pe.tensor of that length) receives the bias instead of a new array and is
+ * returned; a tensor is written in place by the kernel (zero-copy).
  */
 export function alibiBias(ctx, nHeads, qLen, kLen, options) {
   const where = 'alibiBias';
@@ -65,10 +67,13 @@ export function alibiBias(ctx, nHeads, qLen, kLen, options) {
     throw new RangeError(`${where}: nHeads * qLen * kLen must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
   }
   const { heap, exports: ex } = ctx;
+  // out is located before anything is allocated (an allocation may detach a view of wasm memory)
+  const out = o.out ?? null;
+  const outLoc = out === null ? -1 : float32Ptr(heap, out, total, where, 'options.out', 'nHeads * qLen * kLen');
   const slopesPtr = writeSlopes(ctx, where, 'options.slopes', o.slopes, nHeads);
-  const ptr = heap.scratch(SLOT.RESULT, total * 4);
+  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4);
   check(ctx, where, ex.pe_alibi_bias(ptr, slopesPtr, nHeads, qLen, kLen, causal ? 1 : 0));
-  return copyOut(heap, ptr, total);
+  return out === null ? copyOut(heap, ptr, total) : float32Result(heap, out, outLoc, ptr, total);
 }
 
 /**

@@ -5,6 +5,10 @@
 // the function, the argument and the bound, then shows the value it got:
 //     rope: headDim must be an even integer in [2, 1024], got 7
 // The C side validates again; statusError() turns a C status into an Error as a backstop.
+//
+// Messages are built only on the throwing path: a valid argument costs its comparisons and nothing more (no
+// template strings, no lists joined), which keeps small calls such as a decode-step rope.apply cheap. Callers
+// on hot paths therefore pass constant names, or test the value inline and call these only to throw.
 
 /** Short, safe rendering of a received value for an error message. */
 export function describe(v) {
@@ -61,12 +65,12 @@ export function checkNumber(where, name, v, { positive = false, nonNegative = fa
   return v;
 }
 
-/** One of a fixed set of strings. */
+/** One of a fixed set of strings. (The list of allowed values is spelled out only when throwing.) */
 export function checkEnum(where, name, v, allowed) {
+  if (typeof v === 'string' && allowed.includes(v)) return v;
   const list = allowed.map((s) => `'${s}'`).join(', ');
   if (typeof v !== 'string') throw typeError(where, `${name} must be one of ${list}`, v);
-  if (!allowed.includes(v)) throw rangeError(where, `${name} must be one of ${list}`, v);
-  return v;
+  throw rangeError(where, `${name} must be one of ${list}`, v);
 }
 
 /** A plain options object (or undefined/null, which mean {}). */

@@ -2,8 +2,9 @@
 // export the same API).
 //
 // Conventions:
-// - Float data are Float32Array or Tensor (wasm memory, zero-copy). Results are new Float32Arrays, or the
-//   input itself for in-place operations.
+// - Float data are Float32Array or Tensor (wasm memory, zero-copy). Results are new Float32Arrays, the input
+//   itself for in-place operations, or options.out where a function takes one (pe.attention, pe.alibiBias,
+//   pe.sinusoidal, rope.cosSin: no allocation per call).
 // - Positions are an Int32Array (checked by one scan in wasm, no per-element JS work) or any array-like of
 //   integers in [0, 2^31 - 1].
 // - Wrong types throw TypeError, out-of-range values RangeError; the message names the argument and the bound,
@@ -129,6 +130,30 @@ export interface ApplyOptions {
    * Default max(positions) + 1 over all positions, as one HF forward call decides.
    */
   seqLen?: number;
+  /**
+   * Keys to rotate in the same call, in place, with the same cos/sin table as x (the queries): one table for
+   * both. Shape [batch, seq, kHeads, headDim] in the same layout, at the same positions; `inverse` and `seqLen`
+   * apply to both. The result is bit for bit that of a separate apply on k. Must not share memory with x.
+   * (A Float32Array viewing wasm memory that the call detached must be re-read from its tensor: only x's
+   * fresh view is returned.)
+   */
+  k?: FloatInput | null;
+  /**
+   * Heads of k (grouped-query / multi-query attention: fewer key heads than query heads); default
+   * shape[2]. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide shape[2].
+   */
+  kHeads?: number;
+}
+
+/** The second argument of rope.cosSin in its options form. */
+export interface CosSinOptions {
+  /** As cosSin's seqLen argument; default max(positions) + 1. */
+  seqLen?: number | null;
+  /**
+   * Where to write the tables instead of new arrays: Float32Arrays or Tensors of positions.length · nFreq each
+   * (a RangeError otherwise), not overlapping. A Tensor is written by the kernel in place (zero-copy).
+   */
+  out?: { cos: FloatInput; sin: FloatInput } | null;
 }
 
 export interface RerotateOptions {
@@ -161,8 +186,21 @@ export interface Rope {
    * cos and sin of position * invFreq[i], times the attention factor: (positions.length, nFreq), row-major.
    * (Hugging Face's tables are cat(freqs, freqs), twice as wide.) seqLen defaults to max(positions) + 1.
    */
-  cosSin(positions: Positions, seqLen?: number): { cos: Float32Array; sin: Float32Array };
-  /** Rotates x in place and returns it (for a view of wasm memory that the call had to detach: a fresh view of the same elements). */
+  cosSin(positions: Positions, seqLen?: number | null): { cos: Float32Array; sin: Float32Array };
+  /** The same, the second argument as options; with out, the tables are written there and out.cos / out.sin returned. */
+  cosSin(positions: Positions, options: CosSinOptions & { out?: null }): { cos: Float32Array; sin: Float32Array };
+  cosSin<C extends FloatInput, S extends FloatInput>(positions: Positions, options: CosSinOptions & { out: { cos: C; sin: S } }): { cos: C; sin: S };
+  /**
+   * Rotates x in place and returns it (for a view of wasm memory that the call had to detach: a fresh view of
+   * the same elements); with options.k, rotates k too from the same table.
+   *
+   * Cost: the rope keeps the last cos/sin table it built (in wasm memory, freed with the rope) with its key:
+   * the positions' values (or "default positions" and their count), seqLen and inverse. A call with an equal
+   * key reuses it, so q then k at the same positions, or repeated calls with the same positions, build it
+   * once. Positions are compared by value (n integers, far less than building n · nFreq angles), so an array
+   * mutated in place is noticed. Otherwise a call costs its argument checks and the kernels: nothing is
+   * allocated in the steady state.
+   */
   apply<T extends FloatInput>(x: T, options: ApplyOptions): T;
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta (either sign): a pure rotation, so
@@ -210,7 +248,9 @@ export interface Posenc {
    * (with qLen > kLen the first rows are fully masked). Not causal: the same signed distance (softmax-equivalent
    * to BLOOM's per-key slope · j), not |j − i|.
    */
-  alibiBias(nHeads: number, qLen: number, kLen: number, options?: AlibiBiasOptions): Float32Array;
+  alibiBias(nHeads: number, qLen: number, kLen: number, options?: AlibiBiasOptions & { out?: null }): Float32Array;
+  /** The same, written into options.out, which is returned. */
+  alibiBias<O extends FloatInput>(nHeads: number, qLen: number, kLen: number, options: AlibiBiasOptions & { out: O }): O;
   /**
    * BLOOM's padded-batch form, as build_alibi_tensor(attention_mask, num_heads): shape [batch · nHeads, 1, seq],
    * row b · nHeads + h = slope[h] · ((cumsum(mask[b]) − 1) · mask[b]) — a per-key position that skips padding;
@@ -255,6 +295,11 @@ export interface AlibiBiasOptions {
   causal?: boolean;
   /** nHeads finite slopes; default pe.alibiSlopes(nHeads). */
   slopes?: Float32Array | ArrayLike<number>;
+  /**
+   * Where to write the bias instead of a new array: a Float32Array or Tensor of nHeads · qLen · kLen (a
+   * RangeError otherwise), returned. A Tensor is written by the kernel in place (zero-copy).
+   */
+  out?: FloatInput | null;
 }
 
 export interface AlibiMaskOptions {
@@ -290,6 +335,11 @@ export interface SinusoidalOptions {
 export interface SinusoidalTableOptions extends SinusoidalOptions {
   /** Position of row 0; default 0. offset + seqLen − 1 must fit in int32. */
   offset?: number;
+  /**
+   * Where to write the table instead of a new array: a Float32Array or Tensor of seqLen · dModel (a RangeError
+   * otherwise), returned. A Tensor is written by the kernel in place (zero-copy).
+   */
+  out?: FloatInput | null;
 }
 
 export interface SinusoidalAddOptions extends SinusoidalOptions {
@@ -306,7 +356,9 @@ export interface SinusoidalAddOptions extends SinusoidalOptions {
 
 export interface Sinusoidal {
   /** The (seqLen, dModel) table, row r at position offset + r. Angles in double, one rounding to float32. */
-  (seqLen: number, dModel: number, options?: SinusoidalTableOptions): Float32Array;
+  (seqLen: number, dModel: number, options?: SinusoidalTableOptions & { out?: null }): Float32Array;
+  /** The same, written into options.out, which is returned. */
+  <O extends FloatInput>(seqLen: number, dModel: number, options: SinusoidalTableOptions & { out: O }): O;
   /** x[b, s, :] += PE(position of (b, s)), in place; returns x. */
   add<T extends FloatInput>(x: T, options: SinusoidalAddOptions): T;
 }

@@ -3,10 +3,11 @@
 // Pointers are byte offsets into the module's memory, handled as unsigned (`>>> 0`): the memory may grow to
 // 4 GiB, so a pointer can be >= 2^31, which an i32 export returns as a negative number.
 //
-// Views: a TypedArray over `memory.buffer` is detached whenever the memory grows (any malloc may grow it).
-// The getters below compare the cached view's buffer with `memory.buffer` on every access and re-derive the
-// view when they differ, so code that reads `heap.f32` after a call always gets a live view. Nothing in this
-// package keeps a view across a call that may allocate.
+// Views: a TypedArray over `memory.buffer` is detached whenever the memory grows (any malloc may grow it), and
+// a detached buffer has byteLength 0. The getters below check the cached buffer's byteLength on every access
+// (cheap; reading `memory.buffer` is a call into the engine) and re-derive the views when it was detached, so
+// code that reads `heap.f32` after a call always gets a live view. Nothing in this package keeps a view across
+// a call that may allocate.
 //
 // Scratch: every API call that copies data in or out uses a numbered scratch block that lives for the life of
 // the instance and only grows (to the next power of two), so the steady-state call path allocates nothing.
@@ -62,28 +63,30 @@ export class Heap {
     this._dv = new DataView(b);
   }
 
+  // A grown memory detaches the old buffer (byteLength 0). A memory of 0 bytes would refresh on every access,
+  // which is correct too.
   get buffer() {
-    if (this.memory.buffer !== this._buffer) this._refresh();
+    if (this._buffer === null || this._buffer.byteLength === 0) this._refresh();
     return this._buffer;
   }
   get u8() {
-    if (this.memory.buffer !== this._buffer) this._refresh();
+    if (this._buffer === null || this._buffer.byteLength === 0) this._refresh();
     return this._u8;
   }
   get i32() {
-    if (this.memory.buffer !== this._buffer) this._refresh();
+    if (this._buffer === null || this._buffer.byteLength === 0) this._refresh();
     return this._i32;
   }
   get f32() {
-    if (this.memory.buffer !== this._buffer) this._refresh();
+    if (this._buffer === null || this._buffer.byteLength === 0) this._refresh();
     return this._f32;
   }
   get f64() {
-    if (this.memory.buffer !== this._buffer) this._refresh();
+    if (this._buffer === null || this._buffer.byteLength === 0) this._refresh();
     return this._f64;
   }
   get dataView() {
-    if (this.memory.buffer !== this._buffer) this._refresh();
+    if (this._buffer === null || this._buffer.byteLength === 0) this._refresh();
     return this._dv;
   }
 
@@ -127,11 +130,9 @@ export class Heap {
 
   /** True when `a` is a typed array over this module's current memory. */
   isView(a) {
-    return a.buffer === this.memory.buffer;
+    return a.buffer === this.buffer;
   }
 }
-
-const tensorBrand = new WeakMap(); // tensor -> its record { heap, ptr, length, view }
 
 /**
  * A float32 array that lives in wasm memory. Pass it wherever a Float32Array is accepted: the kernels work on
@@ -139,8 +140,18 @@ const tensorBrand = new WeakMap(); // tensor -> its record { heap, ptr, length, 
  * has grown, so read it again after any posenc call instead of keeping it.
  */
 class Tensor {
+  // The record { heap, ptr, length, view } lives in a private field: reading it is a property load, where a
+  // WeakMap lookup costs a hash probe on every call that takes a tensor.
+  #r;
+  constructor(r) {
+    this.#r = r;
+  }
+  /** The record of `t` if it is a Tensor, else undefined. */
+  static record(t) {
+    return typeof t === 'object' && t !== null && #r in t ? t.#r : undefined;
+  }
   get array() {
-    const r = tensorBrand.get(this);
+    const r = this.#r;
     if (r.ptr === 0) throw new Error('tensor: used after free()');
     if (r.view === null || r.view.buffer !== r.heap.memory.buffer) {
       r.view = new Float32Array(r.heap.memory.buffer, r.ptr, r.length);
@@ -148,15 +159,15 @@ class Tensor {
     return r.view;
   }
   get length() {
-    return tensorBrand.get(this).length;
+    return this.#r.length;
   }
   /** True once free() has been called. */
   get freed() {
-    return tensorBrand.get(this).ptr === 0;
+    return this.#r.ptr === 0;
   }
   /** Releases the memory; calling it again does nothing. */
   free() {
-    const r = tensorBrand.get(this);
+    const r = this.#r;
     if (r.ptr !== 0) {
       r.heap.free(r.ptr);
       r.ptr = 0;
@@ -183,9 +194,7 @@ export function createTensor(heap, lengthOrArray) {
   const ptr = heap.malloc(length * 4);
   if (source) heap.f32.set(source, ptr >>> 2);
   else heap.f32.fill(0, ptr >>> 2, (ptr >>> 2) + length);
-  const t = new Tensor();
-  tensorBrand.set(t, { heap, ptr, length, view: null });
-  return t;
+  return new Tensor({ heap, ptr, length, view: null });
 }
 
 /**
@@ -193,7 +202,7 @@ export function createTensor(heap, lengthOrArray) {
  * one made by another posenc instance.
  */
 export function tensorRecord(heap, t, where, name) {
-  const r = tensorBrand.get(t);
+  const r = Tensor.record(t);
   if (r === undefined) return null;
   if (r.heap !== heap) {
     throw new TypeError(`${where}: ${name} is a tensor of another posenc instance (made by a different init())`);
@@ -203,19 +212,24 @@ export function tensorRecord(heap, t, where, name) {
 }
 
 /**
- * Finds where float32 data `x` (a Float32Array, a pe.tensor, or a Float32Array viewing wasm memory) lives,
- * without allocating anything: checks its type and that its length is `expectedLength`. Returns
- * { kind: 'tensor' | 'view' | 'copy', ptr } (ptr 0 for 'copy': the data must be copied into scratch).
- * Locate every input of a call before allocating any scratch, since an allocation may grow the memory and so
- * detach a view the caller passed.
+ * Where float32 data `x` (a Float32Array, a pe.tensor, or a Float32Array viewing wasm memory) lives, found
+ * without allocating anything: the byte pointer of its data in wasm memory for a pe.tensor of this heap or a
+ * view of this heap's memory, or -1 for any other Float32Array (its data must be copied into scratch). Checks
+ * its type and that its length is `expectedLength`; `what` describes that length in the message. Locate every
+ * input of a call before allocating any scratch, since an allocation may grow the memory and so detach a view
+ * the caller passed (the pointer stays valid: allocations never move data).
  */
-export function locateFloat32(heap, x, expectedLength, where, name) {
-  const rec = tensorRecord(heap, x, where, name);
-  if (rec !== null) {
-    if (rec.length !== expectedLength) {
-      throw new RangeError(`${where}: ${name}.length must equal the product of shape (${expectedLength}), got ${rec.length}`);
+export function float32Ptr(heap, x, expectedLength, where, name, what = 'the product of shape') {
+  const rec = Tensor.record(x);
+  if (rec !== undefined) {
+    if (rec.heap !== heap) {
+      throw new TypeError(`${where}: ${name} is a tensor of another posenc instance (made by a different init())`);
     }
-    return { kind: 'tensor', ptr: rec.ptr };
+    if (rec.ptr === 0) throw new TypeError(`${where}: ${name} is a tensor that was freed`);
+    if (rec.length !== expectedLength) {
+      throw new RangeError(`${where}: ${name}.length must equal ${what} (${expectedLength}), got ${rec.length}`);
+    }
+    return rec.ptr;
   }
   if (!(x instanceof Float32Array)) {
     throw typeError(where, `${name} must be a Float32Array or a pe.tensor`, x);
@@ -226,10 +240,45 @@ export function locateFloat32(heap, x, expectedLength, where, name) {
         `${where}: ${name} is a detached view (the wasm memory grew since it was taken; read tensor.array again), got ${describe(x)}`,
       );
     }
-    throw new RangeError(`${where}: ${name}.length must equal the product of shape (${expectedLength}), got ${x.length}`);
+    throw new RangeError(`${where}: ${name}.length must equal ${what} (${expectedLength}), got ${x.length}`);
   }
-  if (heap.isView(x)) return { kind: 'view', ptr: x.byteOffset };
-  return { kind: 'copy', ptr: 0 };
+  return x.buffer === heap.buffer ? x.byteOffset : -1;
+}
+
+/**
+ * Copies the Float32Array `x` into scratch slot `slot` (for float32Ptr's -1) and returns the pointer; with
+ * copyIn false only reserves the block (an output).
+ */
+export function float32Scratch(heap, x, slot, copyIn = true) {
+  const ptr = heap.scratch(slot, x.length * 4);
+  if (copyIn) heap.f32.set(x, ptr >>> 2);
+  return ptr;
+}
+
+/**
+ * What a call that wrote float32 data `x` in place (or into it, as an output) returns, once the kernel is done:
+ * `loc` is float32Ptr's result and `ptr` where the data were worked on. A copied Float32Array gets the data
+ * back and is returned; a tensor is returned as is; a view of wasm memory is returned as is, or, if the call
+ * grew the memory and so detached it, as a fresh view of the same elements.
+ */
+export function float32Result(heap, x, loc, ptr, n) {
+  if (loc === -1) {
+    const f32 = heap.f32;
+    x.set(f32.subarray(ptr >>> 2, (ptr >>> 2) + n));
+    return x;
+  }
+  if (!(x instanceof Float32Array) || x.buffer.byteLength !== 0) return x;
+  return new Float32Array(heap.buffer, ptr, n);
+}
+
+/**
+ * Finds where float32 data `x` lives (float32Ptr), as { kind: 'tensor' | 'view' | 'copy', ptr } (ptr 0 for
+ * 'copy': the data must be copied into scratch).
+ */
+export function locateFloat32(heap, x, expectedLength, where, name) {
+  const ptr = float32Ptr(heap, x, expectedLength, where, name);
+  if (ptr === -1) return { kind: 'copy', ptr: 0 };
+  return { kind: x instanceof Float32Array ? 'view' : 'tensor', ptr };
 }
 
 /**
@@ -242,20 +291,11 @@ export function materialize(heap, loc, x, expectedLength, slot, copyIn = true) {
   if (loc.kind === 'tensor') return { ptr: loc.ptr, finish: () => x };
   if (loc.kind === 'view') {
     const ptr = loc.ptr;
-    return {
-      ptr,
-      finish: () => (heap.isView(x) ? x : new Float32Array(heap.memory.buffer, ptr, expectedLength)),
-    };
+    return { ptr, finish: () => float32Result(heap, x, ptr, ptr, expectedLength) };
   }
   const ptr = heap.scratch(slot, expectedLength * 4);
   if (copyIn) heap.f32.set(x, ptr >>> 2);
-  return {
-    ptr,
-    finish: () => {
-      x.set(heap.f32.subarray(ptr >>> 2, (ptr >>> 2) + expectedLength));
-      return x;
-    },
-  };
+  return { ptr, finish: () => float32Result(heap, x, -1, ptr, expectedLength) };
 }
 
 /**
@@ -268,6 +308,21 @@ export function materialize(heap, loc, x, expectedLength, slot, copyIn = true) {
 export function placeFloat32(heap, x, expectedLength, where, name, slot = SLOT.X) {
   const loc = locateFloat32(heap, x, expectedLength, where, name);
   return materialize(heap, loc, x, expectedLength, slot);
+}
+
+/** True when byte ranges [a, a + aBytes) and [b, b + bBytes) overlap. */
+export function overlaps(a, aBytes, b, bBytes) {
+  return a < b + bBytes && b < a + aBytes;
+}
+
+/**
+ * True when two float32 inputs share memory: both in wasm memory (float32Ptr >= 0) with overlapping bytes, or
+ * both plain Float32Arrays over the same buffer with overlapping bytes.
+ */
+export function float32Overlap(x, xLoc, xn, y, yLoc, yn) {
+  if (xLoc !== -1 && yLoc !== -1) return overlaps(xLoc, xn * 4, yLoc, yn * 4);
+  if (xLoc === -1 && yLoc === -1 && x.buffer === y.buffer) return overlaps(x.byteOffset, xn * 4, y.byteOffset, yn * 4);
+  return false;
 }
 
 /** A copy of float32 elements [ptr, ptr + 4n) of wasm memory as a new Float32Array. */

@@ -16,7 +16,7 @@ import {
   describe,
   INT32_MAX,
 } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, placeFloat32, float32Length } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, float32Ptr, float32Scratch, float32Result, float32Overlap, float32Length } from './memory.js';
 import { readLayout } from './abi.js';
 
 export const ROPE_TYPES = Object.freeze(['default', 'linear', 'dynamic', 'yarn', 'longrope', 'llama3', 'proportional']);
@@ -269,6 +269,20 @@ export function resolveRopeOptions(options, names = ROPE_NAMES) {
 // -------------------------------------------------------------------------------------------------------------
 // Argument helpers shared by the methods
 // -------------------------------------------------------------------------------------------------------------
+//
+// The methods below run on every decode step, so their valid path is kept lean: each argument is tested inline
+// with plain comparisons, and messages (template strings, lists of allowed values) are built only when an
+// argument is wrong, by calling the same checks that name the argument and its bound. Nothing is allocated per
+// call in the steady state: no placement objects, no closures, no arrays of dimensions.
+
+const PE_ERR_POSITION = 11; // pe_status
+const APPLY = 'rope.apply';
+const POSITIONS_BOUND = `an integer in [0, ${INT32_MAX}]`;
+
+/** A dimension: an integer in [1, INT32_MAX] (a number: no BigInt, no numeric string). */
+function isDim(v) {
+  return typeof v === 'number' && (v | 0) === v && v > 0;
+}
 
 /** seqLen -> BigInt for the C int64 argument. undefined/null -> `dflt`. */
 function seqLenArg(where, seqLen, dflt) {
@@ -276,17 +290,10 @@ function seqLenArg(where, seqLen, dflt) {
   return BigInt(checkInt(where, 'seqLen', seqLen, 0, Number.MAX_SAFE_INTEGER));
 }
 
-/**
- * Copies positions into the POS scratch slot as int32 and checks them: non-negative integers < 2^31.
- * An Int32Array is copied with one memcpy and checked by the C scan (pe_positions_max), so there is no
- * per-element JS work; any other array-like is checked element by element while it is copied.
- * Returns { ptr, n }.
- */
-function writePositions(ctx, where, name, positions) {
-  const { heap, exports: ex } = ctx;
-  const isInt32 = positions instanceof Int32Array;
+/** The positions type check: an Int32Array, or an array-like that is not a BigInt array. */
+function checkPositionsType(where, name, positions) {
   if (
-    !isInt32 &&
+    !(positions instanceof Int32Array) &&
     (positions === null ||
       typeof positions !== 'object' ||
       typeof positions.length !== 'number' ||
@@ -299,35 +306,52 @@ function writePositions(ctx, where, name, positions) {
   if (!Number.isInteger(n) || n < 0 || n > MAX_TENSOR_LENGTH) {
     throw rangeError(where, `${name}.length must be an integer in [0, ${MAX_TENSOR_LENGTH}]`, n);
   }
-  if (ArrayBuffer.isView(positions) && heap.isView(positions)) positions = positions.slice(); // scratch may detach it
-  const ptr = heap.scratch(SLOT.POS, n * 4);
-  if (isInt32) {
-    heap.i32.set(positions, ptr >>> 2);
-    if (n > 0) {
-      const out = heap.scratch(SLOT.OUT, 16);
-      const st = ex.pe_positions_max(out, ptr, n);
-      if (st !== 0) {
-        const i = positions.findIndex((v) => v < 0);
-        throw rangeError(where, `${name}[${i}] must be an integer in [0, ${INT32_MAX}]`, positions[i]);
-      }
-    }
-  } else {
-    const i32 = heap.i32;
-    const base = ptr >>> 2;
-    for (let i = 0; i < n; i++) {
-      const v = positions[i];
-      if (typeof v !== 'number') throw typeError(where, `${name}[${i}] must be an integer in [0, ${INT32_MAX}]`, v);
-      if (!(Number.isInteger(v) && v >= 0 && v <= INT32_MAX)) {
-        throw rangeError(where, `${name}[${i}] must be an integer in [0, ${INT32_MAX}]`, v);
-      }
-      i32[base + i] = v;
-    }
-  }
-  return { ptr, n };
+  return n;
 }
 
-/** shape [batch, seq, heads, headDim] -> numbers, checked against x's length and the rope's headDim. */
+/**
+ * Copies n positions into `dst` (an Int32Array with room for n) as int32. An Int32Array is copied with one
+ * set() and not checked here: the C core's table builder checks it (one scan, before it writes anything), and
+ * positionError() names the bad element afterwards. Any other array-like is checked element by element while
+ * it is copied. `dst` may be a view of wasm memory or a JS array (never both the source's memory and a
+ * block allocated after it: callers copy before allocating).
+ */
+function copyPositions(where, name, positions, n, dst, offset) {
+  if (positions instanceof Int32Array) {
+    dst.set(positions, offset);
+    return;
+  }
+  for (let i = 0; i < n; i++) {
+    const v = positions[i];
+    if (typeof v !== 'number') throw typeError(where, `${name}[${i}] must be ${POSITIONS_BOUND}`, v);
+    if (!(Number.isInteger(v) && v >= 0 && v <= INT32_MAX)) throw rangeError(where, `${name}[${i}] must be ${POSITIONS_BOUND}`, v);
+    dst[offset + i] = v;
+  }
+}
+
+/** The error for a C status after a table build: the first negative position by name, else the C status. */
+function positionError(st, where, name, positions, n, status) {
+  if (status === PE_ERR_POSITION && positions !== null) {
+    for (let i = 0; i < n; i++) {
+      if (positions[i] < 0) return rangeError(where, `${name}[${i}] must be ${POSITIONS_BOUND}`, positions[i]);
+    }
+  }
+  return st.ctx.statusError(where, status);
+}
+
+/**
+ * shape [batch, seq, heads, headDim] -> numbers, checked against the rope's headDim and the size limit.
+ * Throws TypeError / RangeError naming the offending entry.
+ */
 function checkShape(where, shape, headDim) {
+  if (shape !== null && typeof shape === 'object' && shape.length === 4) {
+    const B = shape[0];
+    const S = shape[1];
+    const H = shape[2];
+    if (isDim(B) && isDim(S) && isDim(H) && shape[3] === headDim && B * S * H * headDim <= MAX_TENSOR_LENGTH) {
+      return [B, S, H, headDim];
+    }
+  }
   const bound = `options.shape must be [batch, seq, heads, headDim] of integers >= 1`;
   if (shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {
     throw typeError(where, bound, shape);
@@ -349,10 +373,87 @@ function checkShape(where, shape, headDim) {
 }
 
 // -------------------------------------------------------------------------------------------------------------
+// The table cache
+// -------------------------------------------------------------------------------------------------------------
+//
+// Each rope keeps the last cos/sin table that apply() built, in its own block of wasm memory, with the key it
+// was built for: the positions (a private copy of their values, or "the default 0 .. n-1"), their count, the
+// seqLen argument (-1: max(positions) + 1) and the extra scale (inverse rotations use 1/a^2). A call whose
+// key is equal reuses the table: q then k with the same positions build it once, and so do repeated calls
+// with the same positions (a prefill re-run, a batch of layers). Positions are compared by value, not by
+// object identity, so an array mutated in place between calls is noticed; the comparison reads n integers,
+// where building costs n * nFreq double-precision angles and sincos. The table depends on nothing else: the
+// inverse frequencies are fixed per rope, apart from seqLen, which is part of the key (dynamic and longrope
+// choose their frequencies from it; with seqLen from the positions it follows from their values).
+
+/** True when the cached table was built for this key. `positions` null means the default positions. */
+function tableHit(st, positions, rows, seqLen, extra) {
+  if (!st.tabValid || st.tabRows !== rows || st.tabSeqLen !== seqLen || st.tabExtra !== extra) return false;
+  if (positions === null) return st.tabIota;
+  if (st.tabIota) return false;
+  const a = st.tabPos;
+  for (let i = 0; i < rows; i++) if (a[i] !== positions[i]) return false;
+  return true;
+}
+
+/**
+ * Builds the rope's cached table for `rows` positions (null: 0 .. rows-1), checking them (see copyPositions).
+ * Locate the call's tensors before calling this: it may allocate, and so detach views of wasm memory.
+ */
+function buildTable(st, where, name, positions, rows, seqLen, extra) {
+  const { heap, exports: ex } = st.ctx;
+  st.tabValid = false; // until the build succeeds
+  let posPtr;
+  if (positions === null) {
+    posPtr = heap.iota(rows);
+  } else {
+    // First into the rope's JS copy (the key; also safe from a positions array that views wasm memory, which the
+    // allocations below may detach), then into wasm scratch.
+    if (st.tabPos.length < rows) {
+      let cap = 16;
+      while (cap < rows) cap *= 2;
+      st.tabPos = new Int32Array(cap);
+    }
+    const key = st.tabPos;
+    copyPositions(where, name, positions, rows, key, 0);
+    posPtr = heap.scratch(SLOT.POS, rows * 4);
+    const i32 = heap.i32;
+    if (rows < 64) for (let i = 0, b = posPtr >>> 2; i < rows; i++) i32[b + i] = key[i];
+    else i32.set(key.length === rows ? key : key.subarray(0, rows), posPtr >>> 2);
+  }
+  const need = rows * st.nFreq;
+  if (need > st.tabCap) {
+    heap.free(st.tabPtr);
+    st.tabPtr = 0;
+    st.tabCap = 0;
+    let cap = 64;
+    while (cap < need) cap *= 2;
+    st.tabPtr = heap.malloc(cap * 8); // cos | sin
+    st.tabCap = cap;
+  }
+  const cosPtr = st.tabPtr;
+  const status = ex.pe_rope_cos_sin(
+    cosPtr,
+    cosPtr + st.tabCap * 4,
+    st.ptr,
+    posPtr,
+    rows,
+    seqLen === -1 ? SEQ_LEN_FROM_POSITIONS : BigInt(seqLen),
+    extra,
+  );
+  if (status !== 0) throw positionError(st, where, name, positions === null ? null : st.tabPos, rows, status);
+  st.tabRows = rows;
+  st.tabIota = positions === null;
+  st.tabSeqLen = seqLen;
+  st.tabExtra = extra;
+  st.tabValid = true;
+}
+
+// -------------------------------------------------------------------------------------------------------------
 // The rope object
 // -------------------------------------------------------------------------------------------------------------
 
-const ropeState = new WeakMap(); // Rope -> private state
+const ropeState = new WeakMap(); // Rope -> private state (the getters and ropeHandle; methods use the field)
 
 function state(rope, where) {
   const st = ropeState.get(rope);
@@ -362,6 +463,19 @@ function state(rope, where) {
 }
 
 class Rope {
+  // The same state as in ropeState, in a private field: the per-call methods read it with a property load
+  // instead of a WeakMap lookup.
+  #st;
+  constructor(st) {
+    this.#st = st;
+  }
+  static #of(rope, where) {
+    const st = typeof rope === 'object' && rope !== null && #st in rope ? rope.#st : undefined;
+    if (st === undefined) throw new TypeError(`${where}: called on something that is not a rope`);
+    if (st.ptr === 0) throw new Error(`${where}: this rope was freed`);
+    return st;
+  }
+
   /** Dimensions per head. */
   get headDim() {
     return ropeState.get(this).resolved.headDim;
@@ -419,70 +533,169 @@ class Rope {
     return heap.f64[out >>> 3];
   }
 
-  cosSin(positions, seqLen) {
+  /**
+   * cosSin(positions, seqLen?) or cosSin(positions, { seqLen, out: { cos, sin } }): the (n, nFreq) tables.
+   * With out, they are written into out.cos / out.sin (Float32Arrays or pe.tensors of n * nFreq; a tensor is
+   * written in place, zero-copy) and returned in the result instead of new arrays.
+   */
+  cosSin(positions, seqLenOrOptions) {
     const where = 'rope.cosSin';
-    const st = state(this, where);
+    const st = Rope.#of(this, where);
     const { heap, exports: ex } = st.ctx;
+    let seqLen = seqLenOrOptions;
+    let out = null;
+    if (
+      seqLenOrOptions !== null &&
+      typeof seqLenOrOptions === 'object' &&
+      !Array.isArray(seqLenOrOptions) &&
+      !ArrayBuffer.isView(seqLenOrOptions)
+    ) {
+      seqLen = seqLenOrOptions.seqLen;
+      out = seqLenOrOptions.out ?? null;
+      if (out !== null && (typeof out !== 'object' || Array.isArray(out) || ArrayBuffer.isView(out))) {
+        throw typeError(where, 'options.out must be { cos, sin }: Float32Arrays or pe.tensors of positions.length * nFreq', out);
+      }
+    }
     const sl = seqLenArg(where, seqLen, SEQ_LEN_FROM_POSITIONS);
-    const pos = writePositions(st.ctx, where, 'positions', positions);
-    const count = pos.n * st.nFreq;
+    const n = checkPositionsType(where, 'positions', positions);
+    const count = n * st.nFreq;
     if (count > MAX_TENSOR_LENGTH) {
       throw new RangeError(`${where}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${count}`);
     }
-    const cosPtr = heap.scratch(SLOT.COS, count * 4);
-    const sinPtr = heap.scratch(SLOT.SIN, count * 4);
-    st.check(where, ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, pos.ptr, pos.n, sl, 1.0));
-    const f32 = heap.f32;
+    // Outputs are located before anything is allocated (an allocation may detach a view of wasm memory).
+    let cosLoc = -1;
+    let sinLoc = -1;
+    if (out !== null) {
+      const what = `positions.length * nFreq`;
+      cosLoc = float32Ptr(heap, out.cos, count, where, 'options.out.cos', what);
+      sinLoc = float32Ptr(heap, out.sin, count, where, 'options.out.sin', what);
+      if (count > 0 && float32Overlap(out.cos, cosLoc, count, out.sin, sinLoc, count)) {
+        throw new RangeError(`${where}: options.out.cos and options.out.sin must not overlap`);
+      }
+    }
+    // Positions: validated while copied (arrays), or by the C core's scan (Int32Array), then the table.
+    if (ArrayBuffer.isView(positions) && heap.isView(positions)) positions = positions.slice(); // scratch may detach it
+    const posPtr = heap.scratch(SLOT.POS, n * 4);
+    copyPositions(where, 'positions', positions, n, heap.i32, posPtr >>> 2);
+    const cosPtr = cosLoc !== -1 ? cosLoc : heap.scratch(SLOT.COS, count * 4);
+    const sinPtr = sinLoc !== -1 ? sinLoc : heap.scratch(SLOT.SIN, count * 4);
+    const status = ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, n, sl, 1.0);
+    if (status !== 0) throw positionError(st, where, 'positions', positions, n, status);
+    if (out === null) {
+      const f32 = heap.f32;
+      return {
+        cos: f32.slice(cosPtr >>> 2, (cosPtr >>> 2) + count),
+        sin: f32.slice(sinPtr >>> 2, (sinPtr >>> 2) + count),
+      };
+    }
     return {
-      cos: f32.slice(cosPtr >>> 2, (cosPtr >>> 2) + count),
-      sin: f32.slice(sinPtr >>> 2, (sinPtr >>> 2) + count),
+      cos: float32Result(heap, out.cos, cosLoc, cosPtr, count),
+      sin: float32Result(heap, out.sin, sinLoc, sinPtr, count),
     };
   }
 
+  /**
+   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads }): rotates x in place and returns it.
+   * With options.k, k (shape [batch, seq, kHeads, headDim], same layout) is rotated in place too, from the same
+   * cos/sin table. The table is cached per rope (see "The table cache" above).
+   */
   apply(x, options) {
-    const where = 'rope.apply';
-    const st = state(this, where);
-    const { heap, exports: ex } = st.ctx;
-    const o = checkOptions(where, 'options', options);
-    if (o.shape === undefined) throw typeError(where, 'options.shape must be [batch, seq, heads, headDim]', undefined);
-    const [B, S, H, D] = checkShape(where, o.shape, st.resolved.headDim);
-    const layout = LAYOUTS.indexOf(checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS));
-    const inverse = o.inverse ?? false;
-    if (typeof inverse !== 'boolean') throw typeError(where, 'options.inverse must be a boolean', inverse);
-    const sl = seqLenArg(where, o.seqLen, SEQ_LEN_FROM_POSITIONS);
+    const st = Rope.#of(this, APPLY);
+    const heap = st.ctx.heap;
+    let o = options;
+    if (o === null || typeof o !== 'object' || Array.isArray(o) || ArrayBuffer.isView(o)) o = checkOptions(APPLY, 'options', o);
+
+    // shape: inline checks; checkShape() names the bad entry when one fails
+    const s = o.shape;
+    if (s === undefined) throw typeError(APPLY, 'options.shape must be [batch, seq, heads, headDim]', undefined);
+    const D = st.headDim;
+    let B;
+    let S;
+    let H;
+    if (
+      s !== null &&
+      typeof s === 'object' &&
+      s.length === 4 &&
+      isDim((B = s[0])) &&
+      isDim((S = s[1])) &&
+      isDim((H = s[2])) &&
+      s[3] === D &&
+      B * S * H * D <= MAX_TENSOR_LENGTH
+    ) {
+      // valid
+    } else {
+      [B, S, H] = checkShape(APPLY, s, D);
+    }
     const total = B * S * H * D;
 
-    // x first: a view of wasm memory must be located before any scratch allocation can detach it.
-    const placed = placeFloat32(heap, x, total, where, 'x');
-    let posPtr;
-    let nPos;
-    if (o.positions === undefined || o.positions === null) {
-      posPtr = heap.iota(S);
-      nPos = S;
-    } else {
-      ({ ptr: posPtr, n: nPos } = writePositions(st.ctx, where, 'options.positions', o.positions));
-      if (nPos !== S && nPos !== B * S) {
-        throw new RangeError(
-          `${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${nPos}`,
-        );
+    const l = o.layout;
+    const layout =
+      l === undefined || l === null || l === 'bshd' ? 0 : l === 'bhsd' ? 1 : LAYOUTS.indexOf(checkEnum(APPLY, 'options.layout', l, LAYOUTS));
+    const inv = o.inverse;
+    if (inv !== undefined && inv !== null && typeof inv !== 'boolean') throw typeError(APPLY, 'options.inverse must be a boolean', inv);
+    const inverse = inv === true;
+    const sq = o.seqLen;
+    const seqLen = sq === undefined || sq === null ? -1 : checkInt(APPLY, 'seqLen', sq, 0, Number.MAX_SAFE_INTEGER);
+
+    // k: same batch, seq, headDim and layout; kHeads heads (default: heads)
+    const k = o.k;
+    const hasK = k !== undefined && k !== null;
+    let kH = H;
+    const kh = o.kHeads;
+    if (kh !== undefined && kh !== null) {
+      if (!hasK) throw typeError(APPLY, 'options.kHeads is the head count of options.k; give options.k with it', kh);
+      if (!isDim(kh)) checkInt(APPLY, 'options.kHeads', kh, 1, INT32_MAX);
+      kH = kh;
+    }
+    const kTotal = B * S * kH * D;
+    if (hasK && kTotal > MAX_TENSOR_LENGTH) {
+      throw new RangeError(`${APPLY}: batch * seq * kHeads * headDim (the size of options.k) must be at most ${MAX_TENSOR_LENGTH}, got ${kTotal}`);
+    }
+
+    // x and k first: a view of wasm memory must be located before any allocation can detach it.
+    const xLoc = float32Ptr(heap, x, total, APPLY, 'x');
+    let kLoc = -1;
+    if (hasK) {
+      kLoc = float32Ptr(heap, k, kTotal, APPLY, 'options.k', 'batch * seq * kHeads * headDim');
+      if (float32Overlap(x, xLoc, total, k, kLoc, kTotal)) {
+        throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
       }
     }
-    const perBatch = nPos !== S ? 1 : 0;
-    const count = nPos * st.nFreq;
-    if (count > MAX_TENSOR_LENGTH) {
-      throw new RangeError(`${where}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${count}`);
+
+    // positions: length seq (shared by the batch) or batch * seq; values are checked when a table is built
+    const p = o.positions;
+    let rows = S;
+    let positions = null;
+    if (p !== undefined && p !== null) {
+      rows = checkPositionsType(APPLY, 'options.positions', p);
+      if (rows !== S && rows !== B * S) {
+        throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
+      }
+      positions = p;
     }
-    const cosPtr = heap.scratch(SLOT.COS, count * 4);
-    const sinPtr = heap.scratch(SLOT.SIN, count * 4);
+    if (rows * st.nFreq > MAX_TENSOR_LENGTH) {
+      throw new RangeError(`${APPLY}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${rows * st.nFreq}`);
+    }
     // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
     // inverse rotation divides the factor back out: inverse(apply(x)) == x.
-    const extra = inverse ? 1 / (st.scale * st.scale) : 1;
-    st.check(where, ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, nPos, sl, extra));
-    st.check(
-      where,
-      ex.pe_rope_apply(st.ptr, placed.ptr, cosPtr, sinPtr, B, S, H, layout, perBatch, inverse ? ROTATE_INVERSE : ROTATE_FORWARD),
-    );
-    return placed.finish();
+    const extra = inverse ? st.inverseScale : 1;
+    if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    const cosPtr = st.tabPtr;
+    const sinPtr = cosPtr + st.tabCap * 4;
+
+    const ex = st.ctx.exports;
+    const perBatch = rows !== S ? 1 : 0;
+    const rotation = inverse ? ROTATE_INVERSE : ROTATE_FORWARD;
+    const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
+    const kPtr = !hasK ? 0 : kLoc !== -1 ? kLoc : float32Scratch(heap, k, SLOT.K);
+    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, B, S, H, layout, perBatch, rotation);
+    if (status !== 0) throw st.ctx.statusError(APPLY, status);
+    if (hasK) {
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, B, S, kH, layout, perBatch, rotation);
+      if (status !== 0) throw st.ctx.statusError(APPLY, status);
+      if (kLoc === -1) float32Result(heap, k, kLoc, kPtr, kTotal);
+    }
+    return float32Result(heap, x, xLoc, xPtr, total);
   }
 
   /**
@@ -491,11 +704,11 @@ class Rope {
    */
   rerotate(x, delta, options) {
     const where = 'rope.rerotate';
-    const st = state(this, where);
+    const st = Rope.#of(this, where);
     const { heap, exports: ex } = st.ctx;
     checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
     const o = checkOptions(where, 'options', options);
-    const D = st.resolved.headDim;
+    const D = st.headDim;
     let total;
     if (o.shape !== undefined) {
       const [B, S, H] = checkShape(where, o.shape, D);
@@ -506,30 +719,37 @@ class Rope {
         throw new RangeError(`${where}: x.length must be a multiple of headDim (${D}) when options.shape is not given, got ${total}`);
       }
     }
-    checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS); // every row turns by the same angle
+    const l = o.layout;
+    if (!(l === undefined || l === null || l === 'bshd' || l === 'bhsd')) checkEnum(where, 'options.layout', l, LAYOUTS); // every row turns by the same angle
     const sl = seqLenArg(where, o.seqLen, SEQ_LEN_NONE);
-    const placed = placeFloat32(heap, x, total, where, 'x');
-    if (delta === 0 || total === 0) return placed.finish();
-    // One table row for position |delta|, scaled by 1/a so that a * (1/a) = 1: a pure rotation. A negative
-    // delta turns the other way. Every head vector is a row of the (rows, 1, 1, headDim) view of x.
-    const posPtr = heap.scratch(SLOT.POS, 4);
-    heap.i32[posPtr >>> 2] = Math.abs(delta);
-    const cosPtr = heap.scratch(SLOT.COS, st.nFreq * 4);
-    const sinPtr = heap.scratch(SLOT.SIN, st.nFreq * 4);
-    st.check(where, ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, 1, sl, 1 / st.scale));
-    st.check(
-      where,
-      ex.pe_rope_apply(st.ptr, placed.ptr, cosPtr, sinPtr, total / D, 1, 1, 0, 0, delta < 0 ? ROTATE_INVERSE : ROTATE_FORWARD),
-    );
-    return placed.finish();
+    const xLoc = float32Ptr(heap, x, total, where, 'x');
+    const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
+    if (delta !== 0 && total !== 0) {
+      // One table row for position |delta|, scaled by 1/a so that a * (1/a) = 1: a pure rotation. A negative
+      // delta turns the other way. Every head vector is a row of the (rows, 1, 1, headDim) view of x.
+      const posPtr = heap.scratch(SLOT.POS, 4);
+      heap.i32[posPtr >>> 2] = Math.abs(delta);
+      const cosPtr = heap.scratch(SLOT.COS, st.nFreq * 4);
+      const sinPtr = heap.scratch(SLOT.SIN, st.nFreq * 4);
+      st.check(where, ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, 1, sl, 1 / st.scale));
+      st.check(
+        where,
+        ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, total / D, 1, 1, 0, 0, delta < 0 ? ROTATE_INVERSE : ROTATE_FORWARD),
+      );
+    }
+    return float32Result(heap, x, xLoc, xPtr, total);
   }
 
-  /** Releases the C object; calling it again does nothing. Any other method then throws. */
+  /** Releases the C object and the cached table; calling it again does nothing. Any other method then throws. */
   free() {
     const st = ropeState.get(this);
     if (st && st.ptr !== 0) {
       st.ctx.heap.free(st.ptr);
       st.ptr = 0;
+      st.ctx.heap.free(st.tabPtr);
+      st.tabPtr = 0;
+      st.tabCap = 0;
+      st.tabValid = false;
     }
   }
 }
@@ -583,13 +803,23 @@ export function createRope(ctx, resolved, where = 'rope') {
     throw ctx.statusError(where, status);
   }
 
-  const rope = new Rope();
   const st = {
     ctx,
     ptr,
     resolved: Object.freeze({ ...r }),
+    headDim: r.headDim,
     nFreq: r.type === 'proportional' ? r.headDim / 2 : half,
-    scale: 1,
+    scale: 1, // the attention factor a
+    inverseScale: 1, // 1 / a^2: the extra scale of inverse tables
+    // the table cache (see "The table cache")
+    tabPtr: 0, // cos | sin, tabCap floats each
+    tabCap: 0,
+    tabValid: false,
+    tabRows: 0,
+    tabIota: false,
+    tabSeqLen: -1,
+    tabExtra: 1,
+    tabPos: new Int32Array(0),
     check(where, status) {
       if (status !== 0) throw ctx.statusError(where, status);
     },
@@ -600,12 +830,14 @@ export function createRope(ctx, resolved, where = 'rope') {
       return f.slice(out >>> 3, (out >>> 3) + this.nFreq);
     },
   };
+  const rope = new Rope(st);
   ropeState.set(rope, st);
   st.scale = rope.attentionScaling(); // constant per rope (the C core's rope->attention_scaling)
   if (!(st.scale > 0 && Number.isFinite(st.scale))) {
     rope.free();
     throw new RangeError(`${where}: the resolved attention factor must be finite and > 0, got ${describe(st.scale)}`);
   }
+  st.inverseScale = 1 / (st.scale * st.scale);
   return rope;
 }
 

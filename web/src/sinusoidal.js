@@ -9,7 +9,7 @@
 // Angles are formed in double and rounded to float32 once, so position 10^6 is as exact as position 10.
 
 import { checkInt, checkNumber, checkEnum, checkOptions, typeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, copyOut, placeFloat32, writeInt32s, int32RangeError } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, copyOut, placeFloat32, writeInt32s, int32RangeError, float32Ptr, float32Result } from './memory.js';
 import { readLayout } from './abi.js';
 
 export const SINUSOIDAL_PAIRINGS = Object.freeze(['interleaved', 'half']);
@@ -61,7 +61,11 @@ function writeConfig(ctx, r, offset) {
   return cfg;
 }
 
-/** pe.sinusoidal(seqLen, dModel, options) -> Float32Array(seqLen * dModel); row r is position offset + r. */
+/**
+ * pe.sinusoidal(seqLen, dModel, options) -> Float32Array(seqLen * dModel); row r is position offset + r.
+ * options.out (a Float32Array or pe.tensor of seqLen * dModel) receives the table instead of a new array and is
+ * returned; a tensor is written in place by the kernel (zero-copy).
+ */
 export function sinusoidal(ctx, seqLen, dModel, options) {
   const where = 'sinusoidal';
   checkInt(where, 'seqLen', seqLen, 1, INT32_MAX);
@@ -77,11 +81,14 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
     throw new RangeError(`${where}: seqLen * dModel must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
   }
   const { heap, exports: ex } = ctx;
+  // out is located before anything is allocated (an allocation may detach a view of wasm memory)
+  const out = o.out ?? null;
+  const outLoc = out === null ? -1 : float32Ptr(heap, out, total, where, 'options.out', 'seqLen * dModel');
   const cfg = writeConfig(ctx, r, offset);
-  const ptr = heap.scratch(SLOT.RESULT, total * 4);
+  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4);
   const status = ex.pe_sinusoidal_table(ptr, seqLen, dModel, cfg);
   if (status !== 0) throw ctx.statusError(where, status);
-  return copyOut(heap, ptr, total);
+  return out === null ? copyOut(heap, ptr, total) : float32Result(heap, out, outLoc, ptr, total);
 }
 
 /**
