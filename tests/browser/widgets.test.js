@@ -218,6 +218,20 @@ test('playground: the language toggle switches every visible string', async () =
     await page.waitForFunction(() => location.search.includes('lang=zh'));
     await page.screenshot({ path: join(SHOTS, 'playground-zh-top.png') });
     for (const [sel, tag] of Object.entries(SECTIONS)) await page.locator(sel).screenshot({ path: join(SHOTS, `${tag}-zh.png`) });
+    // a shared link opens in Chinese
+    const zhUrl = page.url();
+    const other = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const otherErrors = collectErrors(other);
+    try {
+      await other.goto(zhUrl);
+      await other.waitForFunction(() => document.documentElement.dataset.page === 'ready');
+      await settle(other, '#sin');
+      const texts = await visibleTexts(other);
+      assert.ok(texts.includes('为什么需要位置') && texts.some((t) => t.startsWith('时钟图')), 'the ?lang=zh link opens in Chinese');
+      assert.deepEqual(otherErrors, []);
+    } finally {
+      await other.close();
+    }
     // and back
     await page.click('pe-lang-toggle button');
     await page.waitForFunction(() => document.documentElement.lang === 'en');
