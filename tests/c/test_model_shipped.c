@@ -1,7 +1,16 @@
 /* test_model_shipped.c — every shipped model (web/playground/public/models/<task>-<encoding>/) loads through the
  * C loader and reaches, on the in-distribution check set, the loss and accuracy its config.json records; its
  * logits match logits.json (written by the -O3 trainer); the shipped check sets equal what tasks.c generates.
- * Run from the repository root (scripts/run-c-tests.sh does). */
+ * Run from the repository root (scripts/run-c-tests.sh does).
+ *
+ * Tolerances: the kernels (pe_attention above all) may change their summation order after the models were
+ * trained — config.json's posenc.training.sources_sha256 names the sources that made them, and `npm run train`
+ * with the same sources reproduces them byte for byte. So against the recorded numbers: loss within 1e-4
+ * (relative), accuracy within one target, logits within 1e-4 (observed: 0 with the training sources, < 5e-5
+ * after pe_attention's reordering).
+ *
+ *   test_model_shipped --logits NAME    prints this build's native logits for the logits.json input, as JSON
+ *                                       (tests/js/model.test.js compares the wasm forward with them). */
 #include "../../c/model/model.c"
 #include "../../c/model/tasks.c"
 #include "../../c/model/train.c"
@@ -108,8 +117,9 @@ static void check_model(const char *name) {
     pe__eval_result r;
     CHECK(pe__evaluate(&r, &m, NULL, &task, &ev, task.train_len, (int64_t)PE__CHECK_SEQUENCES * task.train_len, 0), "%s: evaluate", name);
     CHECK((double)r.n_scored == rec_targets, "%s: %lld targets, config says %g", name, (long long)r.n_scored, rec_targets);
-    CHECK(fabs(r.loss - rec_loss) <= 1e-5 * fmax(1.0, rec_loss), "%s: loss %.9g, config.json records %.9g", name, r.loss, rec_loss);
-    CHECK(fabs(r.accuracy - rec_acc) <= 1e-9, "%s: accuracy %.9g, config.json records %.9g", name, r.accuracy, rec_acc);
+    CHECK(fabs(r.loss - rec_loss) <= 1e-4 * fmax(1.0, rec_loss), "%s: loss %.9g, config.json records %.9g", name, r.loss, rec_loss);
+    CHECK(fabs(r.accuracy - rec_acc) <= 1.0 / (double)r.n_scored + 1e-12, "%s: accuracy %.9g, config.json records %.9g", name,
+          r.accuracy, rec_acc);
     /* logits.json: the trainer's (-O3) logits of the first check sequence's prefix */
     snprintf(path, sizeof path, MODELS "/%s/logits.json", name);
     char *lj = read_text(path);
@@ -138,7 +148,7 @@ static void check_model(const char *name) {
             }
         }
         CHECK(count == P * V, "%s: %d logits, expected %d", path, count, P * V);
-        CHECK(md <= 1e-6, "%s: logits differ from the trainer's by %g", name, md);
+        CHECK(md <= 1e-4, "%s: logits differ from the trainer's by %g", name, md);
         printf("%-16s loss %.4f accuracy %6.2f%% (%lld targets) as recorded; logits within %.1e of the trainer's\n", name, r.loss,
                100 * r.accuracy, (long long)r.n_scored, md);
         free(in); free(tg); free(scratch); free(logits); free(lj);
@@ -150,7 +160,49 @@ static void check_model(const char *name) {
     free(file);
 }
 
-int main(void) {
+/* The native logits of the logits.json input (first 32 tokens of check sequence 0), as JSON on stdout. */
+static int dump_logits(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, MODELS "/%s/model.safetensors", name);
+    size_t n, nw;
+    uint8_t *file = pe__read_file(path, &n);
+    pe_model m;
+    if (!file || pe_model_open(&m, &nw, file, n) != PE_OK) {
+        fprintf(stderr, "%s: %s\n", path, file ? m.message : "cannot read");
+        free(file);
+        return 1;
+    }
+    float *w = (float *)malloc(nw * sizeof(float));
+    if (pe_model_load(&m, w, nw, file, n) != PE_OK) {
+        fprintf(stderr, "%s: %s\n", path, m.message);
+        free(w);
+        free(file);
+        return 1;
+    }
+    pe__task task, ev;
+    const int32_t id = strncmp(name, "lm-", 3) == 0 ? PE__TASK_LM : PE__TASK_COPY;
+    pe__task_make(&task, id, 1, 0);
+    pe__task_make(&ev, id, PE__EVAL_SEED, id == PE__TASK_LM ? 16u * 1024 * 64 + 2 : 0);
+    const int32_t T = task.train_len, P = T < 32 ? T : 32, V = m.config.vocab_size;
+    int32_t *in = (int32_t *)malloc((size_t)T * sizeof(int32_t)), *tg = (int32_t *)malloc((size_t)T * sizeof(int32_t));
+    pe__check_sequence(&task, &ev, 0, T, in, tg);
+    size_t ns;
+    pe_model_scratch_size(&ns, &m, P);
+    float *scratch = (float *)malloc(ns * sizeof(float)), *logits = (float *)malloc((size_t)P * V * sizeof(float));
+    const int ok = pe_model_forward(&m, logits, NULL, in, P, NULL, scratch, ns) == PE_OK;
+    if (ok) {
+        printf("{\"shape\": [%d, %d], \"logits\": [", P, V);
+        for (int32_t i = 0; i < P * V; i++) printf("%s%.9g", i ? "," : "", (double)logits[i]);
+        printf("]}\n");
+    }
+    free(in); free(tg); free(scratch); free(logits); free(w); free(file);
+    pe__task_free(&task);
+    pe__task_free(&ev);
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--logits") == 0) return dump_logits(argv[2]);
     static const char *const tasks[] = { "copy", "lm" };
     static const char *const pes[] = { "none", "sinusoidal", "learned", "rope", "alibi" };
     for (int t = 0; t < 2; t++) {
