@@ -14,6 +14,7 @@
 //
 //   hit:  the same positions every call: the API reuses its cached table, so its floor is pe_rope_apply alone
 //   miss: a new position every call (a decode step): the floor is pe_rope_cos_sin (1 row) + pe_rope_apply
+//   cosSin: one new position's table (64 frequencies) as new arrays, or into tensors with { out }
 
 import { pathToFileURL } from 'node:url';
 import { simdWasmBase64 } from '../../web/src/wasm-inline.js';
@@ -67,6 +68,7 @@ const cases = {};
   const cos = ex.malloc(64 * 4);
   const sin = ex.malloc(64 * 4);
   ex.pe_rope_cos_sin(cos, sin, rope, pos, 1, -1n, 1.0);
+  cases['raw: cos_sin'] = () => ex.pe_rope_cos_sin(cos, sin, rope, pos, 1, -1n, 1.0);
   cases['raw: apply q'] = () => ex.pe_rope_apply(rope, q, cos, sin, 1, 1, H, 0, 0, 0);
   cases['raw: cos_sin + apply q'] = () => {
     ex.pe_rope_cos_sin(cos, sin, rope, pos, 1, -1n, 1.0);
@@ -107,6 +109,17 @@ for (const { label, path } of apis) {
   const kBefore = kT.array.slice();
   rope.apply(qT, { shape, positions: fixed, k: kT });
   const hasK = !kBefore.every((v, i) => v === kT.array[i]);
+  cases[`${label}: cosSin(1 position)`] = () => rope.cosSin(next());
+  const out = { cos: pe.tensor(64), sin: pe.tensor(64) };
+  let hasOut = false;
+  try {
+    hasOut = rope.cosSin(fixed, { out }).cos === out.cos;
+  } catch {
+    // a copy of the API without the out option
+  }
+  if (hasOut) {
+    cases[`${label}: cosSin(1 position, { out: tensors })`] = () => rope.cosSin(next(), { out });
+  }
   if (hasK) {
     cases[`${label}: apply(q, { k }) hit`] = () => rope.apply(qT, { shape, layout: 'bshd', positions: fixed, k: kT });
     cases[`${label}: apply(q, { k }) new position`] = () => rope.apply(qT, { shape, layout: 'bshd', positions: next(), k: kT });
@@ -135,13 +148,14 @@ console.log(`| case: decode [1,1,32,128] bshd, pe.tensor | ns per call (min over
 console.log('|---|---|');
 for (const [name] of entries) console.log(`| ${name} | ${ns(name).toFixed(0)} |`);
 console.log();
-console.log('| API over raw, ns | apply(q) hit | apply(q) miss | apply(q); apply(k) hit | apply(q); apply(k) new position | apply(q, { k }) hit | apply(q, { k }) new position |');
-console.log('|---|---|---|---|---|---|---|');
+console.log('| API over raw, ns | apply(q) hit | apply(q) miss | apply(q); apply(k) hit | apply(q); apply(k) new position | apply(q, { k }) hit | apply(q, { k }) new position | cosSin | cosSin { out } |');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const { label } of apis) {
   const d = (c, r) => (best.has(`${label}: ${c}`) ? (ns(`${label}: ${c}`) - ns(r)).toFixed(0) : 'n/a');
   console.log(
     `| ${label} | ${d('apply(q) hit', 'raw: apply q')} | ${d('apply(q) miss', 'raw: cos_sin + apply q')} | ` +
       `${d('apply(q); apply(k) hit', 'raw: apply q, k')} | ${d('apply(q); apply(k) new position', 'raw: cos_sin + apply q, k')} | ` +
-      `${d('apply(q, { k }) hit', 'raw: apply q, k')} | ${d('apply(q, { k }) new position', 'raw: cos_sin + apply q, k')} |`,
+      `${d('apply(q, { k }) hit', 'raw: apply q, k')} | ${d('apply(q, { k }) new position', 'raw: cos_sin + apply q, k')} | ` +
+      `${d('cosSin(1 position)', 'raw: cos_sin')} | ${d('cosSin(1 position, { out: tensors })', 'raw: cos_sin')} |`,
   );
 }
