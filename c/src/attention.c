@@ -55,10 +55,20 @@
 #include <stddef.h>
 #include <string.h>
 
+#ifndef PE__QB
 #define PE__QB 32      /* query rows per block (online-softmax state on the stack) */
+#endif
+#ifndef PE__SCAP
 #define PE__SCAP 2048  /* scores per tile, rows x keys (8 KiB on the stack) */
+#endif
+#ifndef PE__KB_MAX
 #define PE__KB_MAX 512 /* keys per tile at most (one-row blocks: decode) */
+#endif
+#define PE__SEG 64     /* keys per online-softmax step: the numbers depend on it, never on the tile size */
+_Static_assert(PE__SCAP >= PE__QB * PE__SEG && PE__KB_MAX % PE__SEG == 0, "a tile holds at least one step per row");
+#ifndef PE__PV_SUB
 #define PE__PV_SUB 16  /* one-row PV: keys per sub-block (their V rows stay in L1 across the dim chunks) */
+#endif
 
 /* ---------------------------------------------------------------------------------------------- */
 /* e^x for x <= 0 (or -inf), scalar and f32x4 twins                                               */
@@ -173,11 +183,11 @@ PE_INLINE pe_v128 pe__dot_tail4(pe_v128 s, const float *q, const float *k0, cons
 }
 
 /* One row against the tile, 8 keys per step (8 independent accumulators: decode is one row per block). The
- * last group of 4 may run past the tile: its extra lanes repeat the last key (valid memory) and are masked. */
-static float pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe__tile *T) {
+ * last group of 4 may run past the tile: its extra lanes repeat the last key (valid memory) and are masked.
+ * s is written up to the tile's end rounded up to 4 (−∞ past lim). */
+static void pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe__tile *T) {
     const int32_t D = T->D, D4 = D & ~3, nk = T->nk, lim = rc->lim;
     const size_t ks = T->ks;
-    pe_v128 vmax = pe_f32x4_splat(-INFINITY);
     int32_t c = 0;
     for (; c + 8 <= lim; c += 8) {
         const float *k0 = T->k + (size_t)c * ks, *k1 = k0 + ks, *k2 = k1 + ks, *k3 = k2 + ks;
@@ -204,7 +214,6 @@ static float pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe_
         s1 = pe__logit4(s1, rc, T, c + 4);
         pe_f32x4_store(s + c, s0);
         pe_f32x4_store(s + c + 4, s1);
-        vmax = pe_f32x4_pmax(vmax, pe_f32x4_pmax(s0, s1));
     }
     for (; c < lim; c += 4) {
         const float *k0 = T->k + (size_t)c * ks;
@@ -222,20 +231,16 @@ static float pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe_
         }
         pe_v128 s0 = pe_f32x4_sum4(a0, a1, a2, a3);
         if (d < D) s0 = pe__dot_tail4(s0, q, k0, k1, k2, k3, d, D);
-        s0 = pe__logit4(s0, rc, T, c);
-        pe_f32x4_store(s + c, s0);
-        vmax = pe_f32x4_pmax(vmax, s0);
+        pe_f32x4_store(s + c, pe__logit4(s0, rc, T, c));
     }
     for (; c < nk; c += 4) pe_f32x4_store(s + c, pe_f32x4_splat(-INFINITY));
-    return pe_f32x4_hmax(vmax);
 }
 
 /* Two rows against the tile, 4 keys per step: 8 accumulators from 2 query and 4 key loads per chunk. */
-static void pe__scores2(float *s0, float *s1, float mx[2], const float *q0, const float *q1, const pe__rowc rc[2],
+static void pe__scores2(float *s0, float *s1, const float *q0, const float *q1, const pe__rowc rc[2],
                         const pe__tile *T) {
     const int32_t D = T->D, D4 = D & ~3, nk = T->nk, lim = rc[0].lim > rc[1].lim ? rc[0].lim : rc[1].lim;
     const size_t ks = T->ks;
-    pe_v128 m0 = pe_f32x4_splat(-INFINITY), m1 = m0;
     int32_t c = 0;
     for (; c < lim; c += 4) {
         const float *k0 = T->k + (size_t)c * ks, *k1, *k2, *k3;
@@ -270,19 +275,13 @@ static void pe__scores2(float *s0, float *s1, float mx[2], const float *q0, cons
             x0 = pe__dot_tail4(x0, q0, k0, k1, k2, k3, d, D);
             x1 = pe__dot_tail4(x1, q1, k0, k1, k2, k3, d, D);
         }
-        x0 = pe__logit4(x0, &rc[0], T, c);
-        x1 = pe__logit4(x1, &rc[1], T, c);
-        pe_f32x4_store(s0 + c, x0);
-        pe_f32x4_store(s1 + c, x1);
-        m0 = pe_f32x4_pmax(m0, x0);
-        m1 = pe_f32x4_pmax(m1, x1);
+        pe_f32x4_store(s0 + c, pe__logit4(x0, &rc[0], T, c));
+        pe_f32x4_store(s1 + c, pe__logit4(x1, &rc[1], T, c));
     }
     for (; c < nk; c += 4) {
         pe_f32x4_store(s0 + c, pe_f32x4_splat(-INFINITY));
         pe_f32x4_store(s1 + c, pe_f32x4_splat(-INFINITY));
     }
-    mx[0] = pe_f32x4_hmax(m0);
-    mx[1] = pe_f32x4_hmax(m1);
 }
 
 #else /* scalar twin */
@@ -302,22 +301,33 @@ static inline float pe__dot(const float *q, const float *k, int32_t D) {
     return acc;
 }
 
-static float pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe__tile *T) {
+static void pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe__tile *T) {
     const float scale = rc->scale, slope = rc->slope;
     const int32_t qp = rc->qp, lim = rc->lim;
-    float mx = -INFINITY;
     int32_t c = 0;
     for (; c < lim; c++) {
         float x = pe__dot(q, T->k + (size_t)c * T->ks, T->D) * scale;
         if (T->alibi) x = x + slope * (float)(T->kp[c] - qp);
         if (T->causal_kp && T->kp[c] > qp) x = -INFINITY;
         s[c] = x;
-        mx = mx < x ? x : mx;
     }
     for (; c < T->nk; c++) s[c] = -INFINITY;
-    return mx;
 }
 #endif
+
+/* max of s[0..n) (−∞ for n = 0); in SIMD over whole groups of 4, whose lanes past n hold −∞ */
+static float pe__max_row(const float *s, int32_t n) {
+    int32_t c = 0;
+#if PE_SIMD
+    pe_v128 vm = pe_f32x4_splat(-INFINITY);
+    for (; c < n; c += 4) vm = pe_f32x4_pmax(vm, pe_f32x4_load(s + c));
+    return pe_f32x4_hmax(vm);
+#else
+    float mx = -INFINITY;
+    for (; c < n; c++) mx = mx < s[c] ? s[c] : mx;
+    return mx;
+#endif
+}
 
 /* Softmax numerators of one row in place, p_c = e^(s_c − m) for c < lim (0 from lim to the tile's end);
  * returns Σ p as four partial sums by c mod 4, combined as (s0 + s2) + (s1 + s3). */
@@ -629,16 +639,20 @@ typedef struct pe__rows {
     int32_t qp[PE__QB];
 } pe__rows;
 
-/* Keys per tile for a block of nq rows: PE__SCAP scores in all, a multiple of 4, at most PE__KB_MAX. */
+/* Keys per tile for a block of nq rows: PE__SCAP scores in all, a multiple of PE__SEG, at most PE__KB_MAX. */
 static inline int32_t pe__tile_keys(int32_t nq) {
-    const int32_t kb = (PE__SCAP / nq) & ~3;
-    return kb < PE__KB_MAX ? kb : PE__KB_MAX;
+#ifdef PE__KB_FIXED
+    (void)nq;
+    return PE__KB_FIXED;
+#endif
+    const int32_t kb = (PE__SCAP / nq) / PE__SEG * PE__SEG;
+    return kb < PE__SEG ? PE__SEG : (kb < PE__KB_MAX ? kb : PE__KB_MAX);
 }
 
 static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const float *kh, const float *vh) {
     _Alignas(16) float S[PE__SCAP];
     _Alignas(16) int32_t kpt[PE__KB_MAX];
-    float m[PE__QB], l[PE__QB], corr[PE__QB], mx[PE__QB];
+    float m[PE__QB], l[PE__QB], corr[PE__KB_MAX / PE__SEG][PE__QB];
     pe__rowc rc[PE__QB];
     const int want_w = R->w[0] != NULL;
     const int32_t D = A->D, Sk = A->Sk, kb = pe__tile_keys(nq);
@@ -688,38 +702,54 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             rc[r].lim = lim;
         }
 
-        /* scores, with the row maxima */
+        /* scores */
         int32_t r = 0;
 #if PE_SIMD
         for (; r + 2 <= nq; r += 2)
-            pe__scores2(S + (size_t)r * kb, S + (size_t)(r + 1) * kb, &mx[r], R->q[r], R->q[r + 1], &rc[r], &T);
+            pe__scores2(S + (size_t)r * kb, S + (size_t)(r + 1) * kb, R->q[r], R->q[r + 1], &rc[r], &T);
 #endif
-        for (; r < nq; r++) mx[r] = pe__scores1(S + (size_t)r * kb, R->q[r], &rc[r], &T);
+        for (; r < nq; r++) pe__scores1(S + (size_t)r * kb, R->q[r], &rc[r], &T);
 
-        /* online softmax update */
+        /* online softmax update, one step per PE__SEG keys (a tile is 1..8 steps; decode's 512-key tiles give
+         * the same numbers as prefill's 64-key ones) */
+        const int32_t nseg = (nk + PE__SEG - 1) / PE__SEG;
         for (r = 0; r < nq; r++) {
             float *s = S + (size_t)r * kb;
             if (want_w) memcpy(R->w[r] + j0, s, sizeof(float) * (size_t)nk);
-            const float mnew = m[r] < mx[r] ? mx[r] : m[r];
-            if (mnew == -INFINITY) { /* nothing visible yet: p = 0, state unchanged */
-                memset(s, 0, sizeof(float) * (size_t)nk);
-                corr[r] = 1.0f;
-                continue;
+            for (int32_t g = 0; g < nseg; g++) {
+                const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
+                const int32_t lim = rc[r].lim < c0 ? 0 : (rc[r].lim < c1 ? rc[r].lim : c1) - c0; /* in the step */
+                const float mx = pe__max_row(s + c0, lim);
+                const float mnew = m[r] < mx ? mx : m[r];
+                if (mnew == -INFINITY) { /* nothing visible yet: p = 0, state unchanged */
+                    memset(s + c0, 0, sizeof(float) * (size_t)(c1 - c0));
+                    corr[g][r] = 1.0f;
+                    continue;
+                }
+                corr[g][r] = pe__exp1(m[r] - mnew); /* e^(−inf) = 0 on the first visible step */
+                const float sum = pe__softmax_row(s + c0, mnew, lim, c1 - c0);
+                l[r] = l[r] * corr[g][r] + sum;
+                m[r] = mnew;
             }
-            corr[r] = pe__exp1(m[r] - mnew); /* e^(−inf) = 0 on the first visible tile */
-            const float sum = pe__softmax_row(s, mnew, rc[r].lim, nk);
-            l[r] = l[r] * corr[r] + sum;
-            m[r] = mnew;
         }
 
-        /* acc = acc · corr + P V, each group only up to its last visible key */
-        r = 0;
-        for (; r + 4 <= nq; r += 4) {
+        /* acc = acc · corr + P V step by step, each row group only up to its last visible key */
+        for (r = 0; r + 4 <= nq; r += 4) {
             int32_t lim = rc[r].lim;
             for (int32_t t = 1; t < 4; t++) lim = rc[r + t].lim > lim ? rc[r + t].lim : lim;
-            pe__pv4(&R->o[r], &corr[r], S + (size_t)r * kb, (size_t)kb, vt, A->ks, lim, D);
+            for (int32_t g = 0; g < nseg; g++) {
+                const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
+                const int32_t n = lim < c0 ? 0 : (lim < c1 ? lim : c1) - c0;
+                pe__pv4(&R->o[r], &corr[g][r], S + (size_t)r * kb + c0, (size_t)kb, vt + (size_t)c0 * A->ks, A->ks,
+                        n, D);
+            }
         }
-        for (; r < nq; r++) pe__pv1(R->o[r], corr[r], S + (size_t)r * kb, vt, A->ks, rc[r].lim, D);
+        for (; r < nq; r++)
+            for (int32_t g = 0; g < nseg; g++) {
+                const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
+                const int32_t n = rc[r].lim < c0 ? 0 : (rc[r].lim < c1 ? rc[r].lim : c1) - c0;
+                pe__pv1(R->o[r], corr[g][r], S + (size_t)r * kb + c0, vt + (size_t)c0 * A->ks, A->ks, n, D);
+            }
     }
 
     /* out = acc / l; a row that saw no key (l == 0) stays all zeros */

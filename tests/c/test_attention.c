@@ -421,27 +421,104 @@ static void test_permutation(void) {
     free(x); free(q);
 }
 
-/* Decoding the last token against the cache gives exactly the last row of full causal attention: the
- * same tiles, the same order of operations. */
+/* Decoding the last token against the cache gives exactly the last row of full causal attention: the same
+ * online-softmax steps (64 keys each, whatever the tile size: a decode block streams 512-key tiles, a prefill
+ * block of 32 rows 64-key ones), the same order of operations. Lengths across several steps and tiles, MHA and
+ * GQA, ALiBi and RoPE, both layouts. */
 static void test_decode_consistency(void) {
     pe_rng rng = {99};
-    enum { S = 45, H = 4, KVH = 2, D = 20 };
-    float *q = rand_array(&rng, S * H * D, 1), *k = rand_array(&rng, S * KVH * D, 1), *v = rand_array(&rng, S * KVH * D, 1);
-    float full[S * H * D], last[H * D];
-    float slopes[H];
-    pe_alibi_slopes(slopes, H);
-    pe_rope rope = make_rope(PE_ROPE_DEFAULT, D, 0, PE_PAIRING_HALF);
-    pe_attention_config c = {0};
-    c.batch = 1; c.heads = H; c.kv_heads = KVH; c.q_len = S; c.k_len = S; c.head_dim = D; c.causal = 1;
-    c.alibi_slopes = slopes; c.rope = &rope; c.layout = PE_LAYOUT_BSHD;
-    size_t ns = 0;
-    pe_attention_scratch_size(&ns, &c);
-    float *scratch = malloc(sizeof(float) * ns);
-    CHECK_STATUS(pe_attention(full, NULL, q, k, v, scratch, ns, &c), PE_OK);
-    c.q_len = 1;
-    CHECK_STATUS(pe_attention(last, NULL, q + (S - 1) * H * D, k, v, scratch, ns, &c), PE_OK);
-    CHECK(memcmp(last, full + (S - 1) * H * D, sizeof last) == 0, "decode row == last row of full attention");
-    free(scratch); free(q); free(k); free(v);
+    enum { H = 4, D = 20 };
+    const int lens[] = {45, 64, 65, 300, 1100};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (int variant = 0; variant < 4; variant++) {
+            const int S = lens[li], KVH = variant & 1 ? 2 : H, layout = variant >> 1;
+            float *q = rand_array(&rng, (size_t)S * H * D, 1), *k = rand_array(&rng, (size_t)S * KVH * D, 1);
+            float *v = rand_array(&rng, (size_t)S * KVH * D, 1);
+            float *full = malloc(sizeof(float) * (size_t)S * H * D), last[H * D], lastq[H * D];
+            float slopes[H];
+            pe_alibi_slopes(slopes, H);
+            pe_rope rope = make_rope(PE_ROPE_DEFAULT, D, 0, PE_PAIRING_HALF);
+            pe_attention_config c = {0};
+            c.batch = 1; c.heads = H; c.kv_heads = KVH; c.q_len = S; c.k_len = S; c.head_dim = D; c.causal = 1;
+            c.alibi_slopes = variant < 2 ? slopes : NULL;
+            c.rope = &rope;
+            c.layout = layout ? PE_LAYOUT_BHSD : PE_LAYOUT_BSHD;
+            size_t ns = 0;
+            pe_attention_scratch_size(&ns, &c);
+            float *scratch = malloc(sizeof(float) * ns);
+            CHECK_STATUS(pe_attention(full, NULL, q, k, v, scratch, ns, &c), PE_OK);
+            /* the last query of every head, (1, 1, H, D) in either layout */
+            for (int h = 0; h < H; h++)
+                memcpy(lastq + h * D, q + idx(c.layout, 1, H, S, D, 0, h, S - 1, 0), sizeof(float) * D);
+            c.q_len = 1;
+            CHECK_STATUS(pe_attention(last, NULL, lastq, k, v, scratch, ns, &c), PE_OK);
+            int same = 1;
+            for (int h = 0; h < H; h++)
+                same &= memcmp(last + h * D, full + idx(c.layout, 1, H, S, D, 0, h, S - 1, 0), sizeof(float) * D) == 0;
+            CHECK(same, "decode row == last row of full attention (S=%d KVH=%d alibi=%d layout=%d)", S, KVH,
+                  variant < 2, layout);
+            free(scratch); free(full); free(q); free(k); free(v);
+        }
+}
+
+/* k_rotated: keys rotated once by the caller (a KV cache of rotated keys) give the same output as letting
+ * pe_attention rotate them, bit for bit, with a smaller scratch; k is read in place and left alone. */
+static void test_k_rotated(void) {
+    pe_rng rng = {0x407A7E};
+    const int types[] = {PE_ROPE_DEFAULT, PE_ROPE_YARN, PE_ROPE_DYNAMIC, PE_ROPE_LONGROPE};
+    for (int it = 0; it < 16; it++) {
+        const int rt = types[it % 4], H = 4, KVH = it & 1 ? 2 : 4, D = it & 2 ? 16 : 34;
+        const int Sk = it < 8 ? 1 + 37 * it : 700, Sq = it % 3 == 0 ? 1 : (Sk < 5 ? Sk : 5), layout = (it >> 2) & 1;
+        pe_rope rope = make_rope(rt, D, it & 4 ? D - 4 : 0, it & 1);
+        float slopes[4];
+        pe_alibi_slopes(slopes, H);
+        int32_t *qpos = malloc(sizeof(int32_t) * Sq), *kpos = malloc(sizeof(int32_t) * Sk);
+        for (int j = 0; j < Sk; j++) kpos[j] = 3 * j;
+        for (int i = 0; i < Sq; i++) qpos[i] = 3 * (Sk - Sq + i);
+        pe_attention_config c = {0};
+        c.batch = 1 + (it & 1); c.heads = H; c.kv_heads = KVH; c.q_len = Sq; c.k_len = Sk; c.head_dim = D;
+        c.layout = layout; c.causal = 1; c.rope = &rope;
+        c.alibi_slopes = it % 5 == 0 ? slopes : NULL;
+        if (it & 8) { c.q_positions = qpos; c.k_positions = kpos; }
+        const size_t nq = (size_t)c.batch * H * Sq * D, nk = (size_t)c.batch * KVH * Sk * D;
+        float *q = rand_array(&rng, nq, 1), *k = rand_array(&rng, nk, 1), *v = rand_array(&rng, nk, 1);
+        float *o1 = malloc(sizeof(float) * nq), *o2 = malloc(sizeof(float) * nq), *kr = malloc(sizeof(float) * nk);
+        size_t ns1 = 0, ns2 = 0;
+        CHECK_STATUS(pe_attention_scratch_size(&ns1, &c), PE_OK);
+        float *scratch = malloc(sizeof(float) * ns1);
+        CHECK_STATUS(pe_attention(o1, NULL, q, k, v, scratch, ns1, &c), PE_OK);
+
+        /* the cache: k rotated at its positions with the frequencies of this call's seq_len (max position + 1) */
+        int32_t maxp = 0;
+        for (int j = 0; j < Sk; j++) maxp = (c.k_positions ? kpos[j] : j) > maxp ? (c.k_positions ? kpos[j] : j) : maxp;
+        for (int i = 0; i < Sq; i++) {
+            const int32_t p = c.q_positions ? qpos[i] : Sk - Sq + i;
+            maxp = p > maxp ? p : maxp;
+        }
+        int32_t *kp_all = malloc(sizeof(int32_t) * Sk);
+        for (int j = 0; j < Sk; j++) kp_all[j] = c.k_positions ? kpos[j] : j;
+        float *cs = malloc(sizeof(float) * Sk * rope.n_freq), *sn = malloc(sizeof(float) * Sk * rope.n_freq);
+        CHECK_STATUS(pe_rope_cos_sin(cs, sn, &rope, kp_all, Sk, (int64_t)maxp + 1, 1.0), PE_OK);
+        memcpy(kr, k, sizeof(float) * nk);
+        CHECK_STATUS(pe_rope_apply(&rope, kr, cs, sn, c.batch, Sk, KVH, layout, 0, PE_ROTATE_FORWARD), PE_OK);
+        float *kr0 = malloc(sizeof(float) * nk);
+        memcpy(kr0, kr, sizeof(float) * nk);
+
+        c.k_rotated = 1;
+        CHECK_STATUS(pe_attention_scratch_size(&ns2, &c), PE_OK);
+        CHECK(ns2 == nq + 2 * (size_t)Sq * rope.n_freq, "k_rotated scratch %zu (q copy + q tables)", ns2);
+        CHECK(ns2 < ns1, "k_rotated needs less scratch (%zu < %zu)", ns2, ns1);
+        CHECK_STATUS(pe_attention(o2, NULL, q, kr, v, scratch, ns2, &c), PE_OK);
+        CHECK(memcmp(o1, o2, sizeof(float) * nq) == 0, "k_rotated #%d (type %d, Sq %d, Sk %d): same output", it, rt, Sq, Sk);
+        CHECK(memcmp(kr, kr0, sizeof(float) * nk) == 0, "k_rotated: keys untouched");
+        CHECK_STATUS(pe_attention(o2, NULL, q, kr, v, scratch, ns2 - 1, &c), PE_ERR_SHAPE);
+        /* without rope the flag changes nothing */
+        c.rope = NULL;
+        CHECK_STATUS(pe_attention_scratch_size(&ns2, &c), PE_OK);
+        CHECK(ns2 == 0, "k_rotated without rope: no scratch");
+        free(q); free(k); free(v); free(o1); free(o2); free(kr); free(kr0); free(scratch); free(cs); free(sn);
+        free(kp_all); free(qpos); free(kpos);
+    }
 }
 
 static void test_bad_input(void) {
@@ -487,6 +564,16 @@ static void test_bad_input(void) {
     b.rope_seq_len = -2; CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, ns, &b), PE_ERR_SEQ_LEN);
     b.rope_seq_len = 0; b.q_len = 3; /* default query positions k_len - q_len + i would be negative */
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, sizeof scratch / sizeof *scratch, &b), PE_ERR_POSITION);
+    /* ALiBi's relative position must fit in an int32: explicit key positions up to 2^31 - 1 against default
+     * query positions below 0 (q_len > k_len) do not */
+    int32_t far[2] = {0, INT32_MAX};
+    float sl2[2] = {0.5f, 0.25f};
+    b = c; b.alibi_slopes = sl2; b.k_positions = far; b.q_len = 3;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_POSITION);
+    b.q_len = 2; /* query positions 0, 1 */
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_OK);
+    b.q_len = 3; b.alibi_slopes = NULL; /* the mask alone compares, never subtracts */
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_OK);
     pe_rope rope8 = make_rope(PE_ROPE_DEFAULT, 8, 0, 0);
     b = c; b.rope = &rope8;
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, sizeof scratch / sizeof *scratch, &b), PE_ERR_SHAPE);
@@ -500,6 +587,7 @@ int main(void) {
     test_fully_masked();
     test_permutation();
     test_decode_consistency();
+    test_k_rotated();
     test_bad_input();
     printf("attention: %d cases vs double reference; worst |out - ref| %.3g (tol 2e-5), worst |w - ref| %.3g (tol 5e-6)\n",
            n_cases_run, worst_out_err, worst_w_err);
