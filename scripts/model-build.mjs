@@ -17,7 +17,7 @@ export const ENCODINGS = ['none', 'sinusoidal', 'learned', 'rope', 'alibi'];
 
 const FLAGS = ['-std=c11', '-O3', '-ffp-contract=off', '-Wall', '-Wextra'];
 
-export function buildModelTool({ quiet = false } = {}) {
+function sourceLists() {
   const srcs = [
     ...readdirSync(join(ROOT, 'c/src')).filter((f) => f.endsWith('.c')).sort().map((f) => `c/src/${f}`),
     ...['model.c', 'tasks.c', 'train.c', 'eval.c', 'main.c'].map((f) => `c/model/${f}`),
@@ -28,6 +28,19 @@ export function buildModelTool({ quiet = false } = {}) {
     'c/model/model_internal.h',
     'c/model/train.h',
   ];
+  return { srcs, headers };
+}
+
+/** sha256 over the C sources and headers the tool is built from: what the trained weights depend on. */
+export function sourcesHash() {
+  const { srcs, headers } = sourceLists();
+  const hs = createHash('sha256');
+  for (const f of [...srcs, ...headers]) hs.update(f).update('\0').update(readFileSync(join(ROOT, f))).update('\0');
+  return hs.digest('hex');
+}
+
+export function buildModelTool({ quiet = false } = {}) {
+  const { srcs } = sourceLists();
   let gccVersion = '';
   try {
     gccVersion = execFileSync('gcc', ['--version'], { encoding: 'utf8' }).split('\n')[0];
@@ -35,15 +48,13 @@ export function buildModelTool({ quiet = false } = {}) {
     throw new Error('gcc not found: install it (apt-get install gcc) to train or evaluate the models');
   }
   // sources: what the weights depend on (recorded in each config.json as posenc.training.sources_sha256)
-  const hs = createHash('sha256');
-  for (const f of [...srcs, ...headers]) hs.update(f).update('\0').update(readFileSync(join(ROOT, f))).update('\0');
-  const sourcesHash = hs.digest('hex');
-  const fp = createHash('sha256').update(sourcesHash).update(FLAGS.join(' ')).update(gccVersion).digest('hex');
+  const srcHash = sourcesHash();
+  const fp = createHash('sha256').update(srcHash).update(FLAGS.join(' ')).update(gccVersion).digest('hex');
   const stamp = `${BIN}.stamp`;
   if (existsSync(BIN) && existsSync(stamp) && readFileSync(stamp, 'utf8') === fp) return BIN;
   mkdirSync(dirname(BIN), { recursive: true });
   if (!quiet) console.log(`model: gcc ${FLAGS.join(' ')} -> build/model/posenc-model`);
-  execFileSync('gcc', [...FLAGS, `-DPE_BUILD_FLAGS="${FLAGS.join(' ')}"`, `-DPE_SOURCES_SHA256="${sourcesHash}"`, '-Ic/include', ...srcs, '-lm', '-o', BIN], {
+  execFileSync('gcc', [...FLAGS, `-DPE_BUILD_FLAGS="${FLAGS.join(' ')}"`, `-DPE_SOURCES_SHA256="${srcHash}"`, '-Ic/include', ...srcs, '-lm', '-o', BIN], {
     cwd: ROOT,
     stdio: 'inherit',
   });

@@ -3,6 +3,7 @@
 // logits.json), plus the check sets (<task>-check.json) and index.json.
 //
 //   node scripts/train.mjs [--jobs 2] [--only copy-rope,lm-alibi] [--steps N] [--out DIR]
+//   node scripts/train.mjs --status      which shipped models were trained from this checkout's C sources
 //
 // Trainings run side by side (--jobs, default 2: this machine has two cores); each is single-threaded and
 // deterministic, so the weights do not depend on how many run at once. --steps overrides the budget (for a
@@ -10,10 +11,26 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync, copyFileSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { buildModelTool, ROOT, MODELS_DIR, TASKS, ENCODINGS } from './model-build.mjs';
+import { buildModelTool, sourcesHash, ROOT, MODELS_DIR, TASKS, ENCODINGS } from './model-build.mjs';
+
+// --status: a model is "current" when its config.json's sources_sha256 is this checkout's; retraining then
+// reproduces its bytes. Otherwise the kernels changed since (the weights still work; the logits move slightly).
+function status(out) {
+  const now = sourcesHash();
+  let stale = 0;
+  for (const t of TASKS) for (const e of ENCODINGS) {
+    const p = join(out, `${t}-${e}`, 'config.json');
+    if (!existsSync(p)) { console.log(`${t}-${e}`.padEnd(17), 'missing'); stale++; continue; }
+    const h = JSON.parse(readFileSync(p, 'utf8')).posenc?.training?.sources_sha256;
+    const ok = h === now;
+    if (!ok) stale++;
+    console.log(`${t}-${e}`.padEnd(17), ok ? 'current' : `trained from other sources (${String(h).slice(0, 12)}; now ${now.slice(0, 12)})`);
+  }
+  console.log(stale ? `${stale} model(s) to retrain for byte-exact reproducibility: npm run train` : 'all models match this checkout');
+}
 
 function parseArgs(argv) {
-  const opts = { jobs: 2, only: null, steps: null, out: MODELS_DIR };
+  const opts = { jobs: 2, only: null, steps: null, out: MODELS_DIR, status: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -24,8 +41,9 @@ function parseArgs(argv) {
     else if (a === '--only') opts.only = next().split(',').map((s) => s.trim()).filter(Boolean);
     else if (a === '--steps') opts.steps = parseInt(next(), 10);
     else if (a === '--out') opts.out = resolve(next());
+    else if (a === '--status') opts.status = true;
     else if (a === '-h' || a === '--help') {
-      console.log('usage: node scripts/train.mjs [--jobs 2] [--only copy-rope,lm-alibi] [--steps N] [--out DIR]');
+      console.log('usage: node scripts/train.mjs [--jobs 2] [--only copy-rope,lm-alibi] [--steps N] [--out DIR] | --status');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -58,6 +76,7 @@ function run(bin, args, prefix) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
+  if (opts.status) return status(opts.out);
   // A private copy of the tool: a rebuild while the trainings run (sources edited, `npm run eval`) must not
   // change the binary halfway through the list.
   const tool = buildModelTool();
