@@ -365,3 +365,47 @@ for (const build of BUILDS) {
     r.free();
   });
 }
+
+for (const build of BUILDS) {
+  test(`attention with kRotated: keys rotated once by rope.apply give, bit for bit, what attention rotating them gives [${build.name}]`, async (t) => {
+    const pe = await loadBuild(build.simd);
+    const rng = makeRng(23);
+    const cases = [
+      { rope: { headDim: 32 }, B: 1, H: 4, kvH: 4, qLen: 1, kLen: 37, layout: 'bshd' }, // decode
+      { rope: { headDim: 32, pairing: 'interleaved' }, B: 2, H: 4, kvH: 2, qLen: 5, kLen: 5, layout: 'bhsd', causal: true },
+      { rope: YARN, B: 1, H: 2, kvH: 1, qLen: 3, kLen: 20, layout: 'bshd', alibi: true, positions: { q: [40, 41, 42], k: Array.from({ length: 20 }, (_, j) => 3 * j) } },
+      { rope: DYNAMIC, B: 1, H: 2, kvH: 2, qLen: 2, kLen: 9, layout: 'bhsd', seqLen: 300 },
+    ];
+    for (const c of cases) {
+      await t.test(`${JSON.stringify(c.rope)} ${c.layout} heads ${c.H}/${c.kvH} q ${c.qLen} k ${c.kLen}`, () => {
+        const D = c.rope.headDim;
+        const r = pe.rope(c.rope);
+        const q = randnF32(rng, c.B * c.H * c.qLen * D);
+        const k = randnF32(rng, c.B * c.kvH * c.kLen * D);
+        const v = randnF32(rng, c.B * c.kvH * c.kLen * D);
+        const shape = { batch: c.B, heads: c.H, kvHeads: c.kvH, qLen: c.qLen, kLen: c.kLen, headDim: D };
+        const common = { shape, layout: c.layout, rope: r, causal: c.causal, alibi: c.alibi, positions: c.positions };
+        // seqLen: the same for the keys' rotation and the queries' (dynamic, longrope), as pe.attention decides it
+        const allPositions = c.positions ? [...c.positions.q, ...c.positions.k] : [c.kLen - 1];
+        const seqLen = c.seqLen ?? Math.max(...allPositions) + 1;
+        const want = pe.attention(q, k, v, { ...common, seqLen: c.seqLen }).out;
+        // rotate the keys once, as a decoder fills its cache: k is [batch, kLen, kvHeads, D] in bshd
+        const kShape = c.layout === 'bshd' ? [c.B, c.kLen, c.kvH, D] : null;
+        const kRot = Float32Array.from(k);
+        const kPos = c.positions ? c.positions.k : undefined;
+        if (kShape) {
+          r.apply(kRot, { shape: kShape, layout: 'bshd', positions: kPos, seqLen });
+        } else {
+          r.apply(kRot, { shape: [c.B, c.kLen, c.kvH, D], layout: 'bhsd', positions: kPos, seqLen });
+        }
+        const got = pe.attention(q, kRot, v, { ...common, seqLen: c.seqLen, kRotated: true }).out;
+        assert.deepEqual(got, want, 'bit for bit');
+        // without a rope, kRotated changes nothing
+        const noRope = { ...common, rope: null };
+        assert.deepEqual(pe.attention(q, k, v, { ...noRope, kRotated: true }).out, pe.attention(q, k, v, noRope).out);
+        assertThrowsNaming(() => pe.attention(q, kRot, v, { ...common, kRotated: 1 }), TypeError, 'options.kRotated', 'boolean');
+        r.free();
+      });
+    }
+  });
+}

@@ -4,12 +4,13 @@
 //
 // with the online softmax blocked over keys (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022), so
 // no (qLen × kLen) matrix exists unless `returnWeights` asks for one; RoPE (a pe.rope object: q and k are
-// rotated on copies in the C core's scratch) and ALiBi (slopes, no bias tensor) folded in; causal masking;
+// rotated on copies in the C core's scratch; with `kRotated`, k is a cache of keys already rotated, e.g. by
+// rope.apply, and only q is rotated) and ALiBi (slopes, no bias tensor) folded in; causal masking;
 // grouped-query / multi-query attention (kvHeads dividing heads); qLen != kLen for decoding against a cache.
 //
 // Memory per call: copies of q, k, v and out when they are plain Float32Arrays (none for pe.tensor inputs),
 // the C core's scratch (pe_attention_scratch_size: 0 without RoPE, rotated q and k plus cos/sin tables with
-// it), and the (batch, heads, qLen, kLen) weights only when requested. All of it lives in scratch slots that
+// it, q's only with kRotated), and the (batch, heads, qLen, kLen) weights only when requested. All of it lives in scratch slots that
 // are reused from call to call, so the steady state allocates nothing and nothing grows with qLen · kLen.
 //
 // Positions: by default key j sits at position j and query i at kLen - qLen + i (the last qLen positions:
@@ -55,7 +56,16 @@ function writeConfig(ctx, c) {
   ptr('q_positions', c.qPos);
   ptr('k_positions', c.kPos);
   i32('rope_seq_len', c.seqLen);
+  i32('k_rotated', c.kRotated ? 1 : 0);
   return cfg;
+}
+
+/** shape[key] (default dflt) checked to be an integer in [1, INT32_MAX]; the message is built only to throw. */
+function dim(where, shape, key, dflt) {
+  const v = shape[key] ?? dflt;
+  if (typeof v === 'number' && (v | 0) === v && v > 0) return v;
+  if (v === undefined) throw typeError(where, `options.shape.${key} must be an integer in [1, ${INT32_MAX}] (required)`, v);
+  return checkInt(where, `options.shape.${key}`, v, 1, INT32_MAX); // throws
 }
 
 /** options.shape -> { batch, heads, kvHeads, qLen, kLen, headDim }, checked. */
@@ -64,17 +74,12 @@ function readShape(where, shape) {
   if (shape === undefined || shape === null || typeof shape !== 'object' || Array.isArray(shape) || ArrayBuffer.isView(shape)) {
     throw typeError(where, bound, shape);
   }
-  const dim = (key, dflt) => {
-    const v = shape[key] ?? dflt;
-    if (v === undefined) throw typeError(where, `options.shape.${key} must be an integer in [1, ${INT32_MAX}] (required)`, v);
-    return checkInt(where, `options.shape.${key}`, v, 1, INT32_MAX);
-  };
-  const batch = dim('batch', 1);
-  const heads = dim('heads');
-  const kvHeads = dim('kvHeads', heads);
-  const qLen = dim('qLen');
-  const kLen = dim('kLen', qLen);
-  const headDim = dim('headDim');
+  const batch = dim(where, shape, 'batch', 1);
+  const heads = dim(where, shape, 'heads');
+  const kvHeads = dim(where, shape, 'kvHeads', heads);
+  const qLen = dim(where, shape, 'qLen');
+  const kLen = dim(where, shape, 'kLen', qLen);
+  const headDim = dim(where, shape, 'headDim');
   if (heads % kvHeads !== 0) {
     throw new RangeError(
       `${where}: options.shape.kvHeads must divide options.shape.heads (${heads}) (grouped-query attention), got ${kvHeads}`,
@@ -145,6 +150,8 @@ export function attention(ctx, q, k, v, options) {
   if (typeof causal !== 'boolean') throw typeError(where, 'options.causal must be a boolean', causal);
   const returnWeights = o.returnWeights ?? false;
   if (typeof returnWeights !== 'boolean') throw typeError(where, 'options.returnWeights must be a boolean', returnWeights);
+  const kRotated = o.kRotated ?? false;
+  if (typeof kRotated !== 'boolean') throw typeError(where, 'options.kRotated must be a boolean', kRotated);
 
   // scale: the C core reads a float32 and treats 0 as "1/sqrt(headDim)", so 0 and values that round to 0 or
   // overflow in float32 are refused rather than silently replaced.
@@ -229,12 +236,12 @@ export function attention(ctx, q, k, v, options) {
   const po = lo === null ? null : materialize(heap, lo, o.out, nQ, SLOT.RESULT, false);
   const weights = returnWeights ? heap.scratch(SLOT.WEIGHTS, nW * 4) : 0;
 
-  const cfg = writeConfig(ctx, { ...s, layout, causal, scale, slopes, rope: rope?.ptr, qPos, kPos, seqLen });
+  const cfg = writeConfig(ctx, { ...s, layout, causal, scale, slopes, rope: rope?.ptr, qPos, kPos, seqLen, kRotated });
   const sizePtr = heap.scratch(SLOT.OUT, 16);
   let status = ex.pe_attention_scratch_size(sizePtr, cfg);
   if (status !== 0) throw ctx.statusError(where, status);
   const nScratch = heap.dataView.getUint32(sizePtr, true);
-  const expected = rope === null ? 0 : nQ + nK + 2 * (s.qLen + s.kLen) * rope.nFreq;
+  const expected = rope === null ? 0 : kRotated ? nQ + 2 * s.qLen * rope.nFreq : nQ + nK + 2 * (s.qLen + s.kLen) * rope.nFreq;
   if (nScratch !== expected) {
     throw new Error(
       `posenc: the wasm module's pe_attention_config does not match this wrapper (scratch ${nScratch} floats, expected ${expected}); rebuild the wasm and the JS together`,

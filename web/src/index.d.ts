@@ -440,6 +440,14 @@ export interface AttentionOptions {
   out?: FloatInput | null;
   /** The rope's "current sequence length" (dynamic, longrope). Default max(all q and k positions) + 1. */
   seqLen?: number;
+  /**
+   * With rope: k is already rotated (a KV cache that stores rotated keys, as HF's and llama.cpp's do, e.g.
+   * filled by rope.apply(kNew, { positions })) and is used as it is; only q is rotated. Decoding then does
+   * not re-rotate the whole cache on every call. The keys must have been rotated with the same rope (for
+   * dynamic and longrope: the same seqLen). Key positions still drive the mask and ALiBi. Default false;
+   * ignored without rope.
+   */
+  kRotated?: boolean;
 }
 
 export interface AttentionResult<O extends FloatInput = Float32Array> {
