@@ -16,7 +16,9 @@ import {
   SLOT,
   MAX_TENSOR_LENGTH,
   copyOut,
-  placeFloat32,
+  float32Ptr,
+  float32Scratch,
+  float32Result,
   tensorRecord,
   float32Length,
   locateFloat32,
@@ -119,7 +121,7 @@ class Learned {
       );
     }
     const table = tablePtr(st, where);
-    const placed = placeFloat32(heap, x, total, where, 'x');
+    const xLoc = float32Ptr(heap, x, total, where, 'x');
     let posPtr = 0;
     let perBatch = 0;
     if (hasPositions) {
@@ -130,9 +132,10 @@ class Learned {
       posPtr = pos.ptr;
       perBatch = pos.n !== S ? 1 : 0;
     }
-    const status = ex.pe_learned_add(placed.ptr, table, posPtr, B, S, D, st.nRows, st.offset, perBatch);
+    const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
+    const status = ex.pe_learned_add(xPtr, table, posPtr, B, S, D, st.nRows, st.offset, perBatch);
     if (status !== 0) throw hasPositions ? failed(st, where, 'options.positions', o.positions, status) : st.ctx.statusError(where, status);
-    return placed.finish();
+    return float32Result(heap, x, xLoc, xPtr, total);
   }
 
   /** Releases the wasm copy of the table (not a pe.tensor the table came from); calling it again does nothing. */

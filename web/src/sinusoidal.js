@@ -9,7 +9,7 @@
 // Angles are formed in double and rounded to float32 once, so position 10^6 is as exact as position 10.
 
 import { checkInt, checkNumber, checkEnum, checkOptions, typeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, copyOut, placeFloat32, writeInt32s, int32RangeError, float32Ptr, float32Result } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, copyOut, writeInt32s, int32RangeError, float32Ptr, float32Scratch, float32Result } from './memory.js';
 import { readLayout } from './abi.js';
 
 export const SINUSOIDAL_PAIRINGS = Object.freeze(['interleaved', 'half']);
@@ -126,7 +126,7 @@ export function sinusoidalAdd(ctx, x, options) {
   }
   const { heap, exports: ex } = ctx;
   // x first: a view of wasm memory must be located before any scratch allocation can detach it.
-  const placed = placeFloat32(heap, x, total, where, 'x');
+  const xLoc = float32Ptr(heap, x, total, where, 'x');
   let posPtr = 0;
   let perBatch = 0;
   if (hasPositions) {
@@ -137,8 +137,9 @@ export function sinusoidalAdd(ctx, x, options) {
     posPtr = pos.ptr;
     perBatch = pos.n !== S ? 1 : 0;
   }
+  const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
   const cfg = writeConfig(ctx, r, offset);
-  const status = ex.pe_sinusoidal_add(placed.ptr, posPtr, B, S, D, perBatch, cfg);
+  const status = ex.pe_sinusoidal_add(xPtr, posPtr, B, S, D, perBatch, cfg);
   if (status !== 0) {
     if (hasPositions) {
       const e = int32RangeError(where, 'options.positions', o.positions, 0, INT32_MAX);
@@ -146,5 +147,5 @@ export function sinusoidalAdd(ctx, x, options) {
     }
     throw ctx.statusError(where, status);
   }
-  return placed.finish();
+  return float32Result(heap, x, xLoc, xPtr, total);
 }
