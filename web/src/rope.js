@@ -3,8 +3,9 @@
 //
 // Options are validated and resolved once, here, into a pe_rope_config; pe_rope_init then builds the C object
 // (frequency tables in double) once per JS object. Every later call only checks its own arguments (shape,
-// layout, positions) and runs the kernels on scratch memory: no allocation in steady state, no per-element
-// JS work for typed positions.
+// layout, positions) and runs the kernels: no allocation in steady state, no per-element JS validation for
+// typed positions (the C core scans them). apply() keeps the last cos/sin table it built, so q and k (or
+// repeated calls) at the same positions build it once; apply(q, { k }) rotates both in one call.
 
 import {
   checkInt,
