@@ -384,8 +384,8 @@ static void pe__pv1(float *acc, float corr, const float *p, const float *v, size
             pe_v128 x0 = pe_f32x4_load(o), x1 = pe_f32x4_load(o + 4), x2 = pe_f32x4_load(o + 8);
             pe_v128 x3 = pe_f32x4_load(o + 12), x4 = pe_f32x4_load(o + 16), x5 = pe_f32x4_load(o + 20);
             pe_v128 x6 = pe_f32x4_load(o + 24), x7 = pe_f32x4_load(o + 28);
-            for (int32_t c = c0; c < c1; c++) {
-                const float *vr = v + (size_t)c * vs + d;
+            const float *vr = v + (size_t)c0 * vs + d;
+            for (int32_t c = c0; c < c1; c++, vr += vs) {
                 const pe_v128 pc = pe_f32x4_splat(p[c]);
                 x0 = pe_f32x4_add(x0, pe_f32x4_mul(pc, pe_f32x4_load(vr)));
                 x1 = pe_f32x4_add(x1, pe_f32x4_mul(pc, pe_f32x4_load(vr + 4)));
@@ -450,8 +450,8 @@ static void pe__pv4(float *const acc[4], const float corr[4], const float *p, si
         pe_v128 x10 = pe_f32x4_load(o1 + d), x11 = pe_f32x4_load(o1 + d + 4);
         pe_v128 x20 = pe_f32x4_load(o2 + d), x21 = pe_f32x4_load(o2 + d + 4);
         pe_v128 x30 = pe_f32x4_load(o3 + d), x31 = pe_f32x4_load(o3 + d + 4);
-        for (int32_t c = 0; c < nk; c++) {
-            const float *vr = v + (size_t)c * vs + d;
+        const float *vr = v + d;
+        for (int32_t c = 0; c < nk; c++, vr += vs) {
             const pe_v128 va = pe_f32x4_load(vr), vb = pe_f32x4_load(vr + 4);
             pe_v128 pc = pe_f32x4_splat(p0[c]);
             x00 = pe_f32x4_add(x00, pe_f32x4_mul(pc, va));
