@@ -16,17 +16,19 @@
  *
  * Blocking: up to PE__QB query rows (a block) share each tile of keys, so a K and a V tile are loaded into L1
  * once per block. The tile holds PE__SCAP scores in all (rows × keys), so a block of 32 prefill rows gets
- * 64-key tiles and a decode block of one row 512-key tiles (fewer per-tile corrections; K and V are read once
- * either way). Inside a tile:
+ * 64-key tiles and a decode block of one row 512-key tiles (K, then V, streamed in long runs: ~20% faster
+ * decode than 64-key tiles). The online-softmax step above is always PE__SEG = 64 keys, whatever the tile
+ * (a 512-key tile is eight steps), so the numbers never depend on the tile size: decoding the last token
+ * gives exactly the last row of the full causal pass. Inside a tile:
  *
  *   scores   rows in pairs × keys in fours (8 accumulators; each key chunk loaded once for two rows), or one
  *            row × 8 keys for decode; the four horizontal sums land in one vector (pe_f32x4_sum4), and scale,
- *            ALiBi, the causal mask and the running max are applied to that vector in registers before it is
- *            stored: s = dot · scale + slope · f32(kpos − qpos) with the relative position an i32x4 (kpos of
- *            the tile minus the row's qpos; no int64 per element), masked lanes −∞.
- *   softmax  one f32x4 pass per row: p = e^(s − m'), Σ p as four lane partial sums.
+ *            ALiBi and the causal mask are applied to that vector in registers before it is stored:
+ *            s = dot · scale + slope · f32(kpos − qpos) with the relative position an i32x4 (kpos of the tile
+ *            minus the row's qpos; no int64 per element), masked lanes −∞.
+ *   softmax  per row and step: max as f32x4 pmax, then p = e^(s − m'), Σ p as four lane partial sums.
  *   PV       4 rows × 8 dims (each value chunk loaded once for four rows), or one row × 32 dims in sub-blocks
- *            of 16 keys for decode.
+ *            of 16 keys for decode; acc · corr first (skipped when corr is 1, the usual case).
  * With the default key positions and a causal mask (key j visible to query i iff j ≤ qpos_i) the kernel visits
  * only the band: keys past the block's last query are never loaded, and within a tile a row (pair, or group
  * of four for PV) stops at its last visible key. Masked keys have p = 0 exactly, so skipping them changes
