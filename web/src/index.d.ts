@@ -221,6 +221,12 @@ export interface RopeFromHFConfigOptions {
 export interface Posenc {
   /** Which build is running. */
   readonly simd: boolean;
+  /** The tiny transformers of the playground (c/model/model.c), on this same wasm instance. */
+  readonly models: ModelApi;
+  /** A tiny model from a safetensors file (F32) and its config.json object; throws ModelFileError if malformed. */
+  loadModel(safetensors: Uint8Array | ArrayBuffer | ArrayBufferView, config: TinyModelConfig): TinyModel;
+  /** Fetches `config.json` and `model.safetensors` under baseUrl and loads them. */
+  fetchModel(baseUrl: string | URL, options?: { fetch?: typeof fetch }): Promise<TinyModel>;
   /** Current size of the module's WebAssembly memory in bytes (diagnostics, leak checks). */
   readonly memoryBytes: number;
 
@@ -459,3 +465,62 @@ export interface AttentionResult<O extends FloatInput = Float32Array> {
   /** (batch, heads, qLen, kLen) rows summing to 1 (0 for fully masked rows); only with returnWeights. */
   weights?: Float32Array;
 }
+
+// ---- Tiny models (web/src/model.js over c/model/model.c) ------------------------------------------------------
+
+export type PositionEncoding = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi';
+/** Inference-time RoPE scaling of a RoPE model ('trained' = as trained). */
+export interface RopeScalingOption {
+  type: 'trained' | 'linear' | 'ntk' | 'dynamic' | 'yarn';
+  factor?: number;
+}
+export interface TinyModelConfig {
+  vocab_size: number;
+  hidden_size: number;
+  num_hidden_layers: number;
+  num_attention_heads: number;
+  intermediate_size: number;
+  max_position_embeddings: number;
+  position_encoding: PositionEncoding;
+  rope_theta: number;
+  [key: string]: unknown;
+}
+export interface TinyModel {
+  readonly vocabSize: number;
+  readonly hiddenSize: number;
+  readonly numLayers: number;
+  readonly numHeads: number;
+  readonly maxPositionEmbeddings: number;
+  readonly positionEncoding: PositionEncoding;
+  readonly vocab: string | null;
+  readonly task: string | null;
+  readonly config: TinyModelConfig;
+  readonly metadata: Readonly<Record<string, string>>;
+  encode(text: string): Int32Array;
+  decode(tokens: ArrayLike<number>): string;
+  /** logits are (seqLen, vocabSize); attention, when asked for, (layers, heads, seqLen, seqLen). */
+  forward(
+    tokens: Int32Array | number[] | string,
+    options?: { attention?: boolean; ropeScaling?: RopeScalingOption | null },
+  ): { logits: Float32Array; attention?: Float32Array; seqLen: number; vocabSize: number };
+  /** Next-token loss (nats) and accuracy. */
+  evaluate(
+    tokens: Int32Array | number[] | string,
+    options?: { targets?: ArrayLike<number>; ropeScaling?: RopeScalingOption | null },
+  ): { loss: number; accuracy: number; count: number; lossSum: number; correct: number };
+  free(): void;
+}
+export interface SafetensorsInfo {
+  metadata: Record<string, string>;
+  tensors: Map<string, { dtype: string; shape: number[]; begin: number; end: number }>;
+  dataOffset: number;
+  headerLength: number;
+}
+export interface ModelApi {
+  loadModel(safetensors: Uint8Array | ArrayBuffer | ArrayBufferView, config: TinyModelConfig): TinyModel;
+  fetchModel(baseUrl: string | URL, options?: { fetch?: typeof fetch }): Promise<TinyModel>;
+  parseSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): SafetensorsInfo;
+}
+/** A safetensors or config.json file that cannot be used; the message says where and why. */
+export declare class ModelFileError extends Error {}
+export declare function parseSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): SafetensorsInfo;

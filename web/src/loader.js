@@ -18,6 +18,7 @@ import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
 import { sinusoidal, sinusoidalAdd, readSinusoidalLayout } from './sinusoidal.js';
 import { learned } from './learned.js';
 import { attention, readAttentionLayout } from './attention.js';
+import { createModelApi } from './model.js';
 
 // WASI errno ENOSYS: the kernels make no system calls; if libc ever does, it is told "not supported".
 const WASI_ENOSYS = 52;
@@ -91,6 +92,7 @@ export function createApi(exports, simd) {
   sinusoidalFn.add = (x, options) => sinusoidalAdd(ctx, x, options);
   Object.freeze(sinusoidalFn);
 
+  let models = null; // made on first use: most users never load a model
   const pe = {
     /** true when this is the SIMD128 build. */
     simd,
@@ -103,6 +105,12 @@ export function createApi(exports, simd) {
     learned: (table, options) => learned(ctx, table, options),
     attention: (q, k, v, options) => attention(ctx, q, k, v, options),
     tensor: (lengthOrArray) => createTensor(heap, lengthOrArray),
+    /** The tiny transformers (web/src/model.js) on this same instance: loadModel, fetchModel, parseSafetensors. */
+    get models() {
+      return (models ??= createModelApi(exports));
+    },
+    loadModel: (safetensors, config) => pe.models.loadModel(safetensors, config),
+    fetchModel: (baseUrl, options) => pe.models.fetchModel(baseUrl, options),
     /** Current size of the module's WebAssembly memory in bytes (for diagnostics and leak checks). */
     get memoryBytes() {
       return exports.memory.buffer.byteLength;

@@ -53,3 +53,4 @@ export const init = makeInit({
 });
 
 export default init;
+export { ModelFileError, parseSafetensors } from './model.js';
