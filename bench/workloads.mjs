@@ -446,8 +446,22 @@ export function alibiWorkload(env, { heads = 32, qLen = 512, kLen = 512, causal 
 // ---------------------------------------------------------------------------------------------------------------
 
 // pe_attention_config on wasm32: every field is 4 bytes (int32, float or pointer), in declaration order.
-const ATTN_CFG = { batch: 0, heads: 4, kv_heads: 8, q_len: 12, k_len: 16, head_dim: 20, layout: 24, causal: 28,
-  scale: 32, alibi_slopes: 36, rope: 40, q_positions: 44, k_positions: 48, rope_seq_len: 52, size: 56 };
+const ATTN_FIELDS = ['batch', 'heads', 'kv_heads', 'q_len', 'k_len', 'head_dim', 'layout', 'causal', 'scale',
+  'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len', 'k_rotated'];
+
+/** pe_attention_config's layout, from the module (c/src/abi.c), never hard-coded. */
+function attentionLayout(r) {
+  const ex = r.exports;
+  const countPtr = r.malloc(4);
+  const p = ex.pe_abi_attention_config_layout(countPtr) >>> 0;
+  const count = r.i32(countPtr, 1)[0];
+  const t = r.i32(p, count);
+  if (count !== ATTN_FIELDS.length + 1) throw new Error(`pe_attention_config has ${count - 1} fields, bench knows ${ATTN_FIELDS.length}`);
+  const layout = { size: t[count - 1] };
+  ATTN_FIELDS.forEach((f, i) => { layout[f] = t[i]; });
+  r.free(countPtr);
+  return layout;
+}
 
 /** Everything pe_attention needs in raw's memory; returns { run(), out, extraBytes, free() }. */
 export function rawAttention(r, { B, H, Sq, Sk, D, causal, alibi, rope }, q0, k0, v0) {
@@ -461,6 +475,7 @@ export function rawAttention(r, { B, H, Sq, Sk, D, causal, alibi, rope }, q0, k0
   const slopes = keep(r.malloc(H * 4));
   ex.pe_alibi_slopes(slopes, H);
   const ropePtr = rope ? keep(rawRope(r, D)) : 0;
+  const ATTN_CFG = attentionLayout(r);
   const cfg = keep(r.malloc(ATTN_CFG.size));
   const dv = new DataView(r.memory.buffer);
   new Uint8Array(r.memory.buffer, cfg, ATTN_CFG.size).fill(0);
