@@ -17,25 +17,11 @@
 // Errors name the config.json key, e.g. "ropeFromHFConfig: rope_scaling.factor must be a finite number > 0".
 
 import { checkOptions, typeError, rangeError, checkEnum } from './errors.js';
-import { resolveRopeOptions, createRope, PAIRINGS } from './rope.js';
+import { resolveRopeOptions, createRope, PAIRINGS, SNAKE } from './rope.js';
 
 const WHERE = 'ropeFromHFConfig';
 
-const SCALING_KEY_SNAKE = {
-  type: 'rope_type',
-  factor: 'factor',
-  originalMaxPositionEmbeddings: 'original_max_position_embeddings',
-  attentionFactor: 'attention_factor',
-  betaFast: 'beta_fast',
-  betaSlow: 'beta_slow',
-  mscale: 'mscale',
-  mscaleAllDim: 'mscale_all_dim',
-  truncate: 'truncate',
-  lowFreqFactor: 'low_freq_factor',
-  highFreqFactor: 'high_freq_factor',
-  shortFactor: 'short_factor',
-  longFactor: 'long_factor',
-};
+
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
 
@@ -172,7 +158,7 @@ export function ropeOptionsFromHFConfig(config, options) {
           if (hasTopOrig) return 'original_max_position_embeddings';
         // fall through
         default:
-          return key in SCALING_KEY_SNAKE ? `${paramsName}.${SCALING_KEY_SNAKE[key]}` : key;
+          return key in SNAKE ? `${paramsName}.${SNAKE[key]}` : key;
       }
     },
   };

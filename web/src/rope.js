@@ -61,8 +61,8 @@ export function readRopeLayout(ctx) {
 // Option resolution
 // -------------------------------------------------------------------------------------------------------------
 
-// camelCase option -> HF snake_case spelling accepted inside `scaling`.
-const SNAKE = {
+// camelCase option -> HF snake_case spelling accepted inside `scaling` (hf-config.js reads it too).
+export const SNAKE = Object.freeze({
   type: 'rope_type',
   factor: 'factor',
   originalMaxPositionEmbeddings: 'original_max_position_embeddings',
@@ -76,7 +76,7 @@ const SNAKE = {
   highFreqFactor: 'high_freq_factor',
   shortFactor: 'short_factor',
   longFactor: 'long_factor',
-};
+});
 
 /** Names of options in messages for pe.rope(); hf-config.js supplies its own (config.json key names). */
 export const ROPE_NAMES = {
@@ -186,6 +186,18 @@ export function resolveRopeOptions(options, names = ROPE_NAMES) {
     return checkInt(where, N(key), v, 1, INT32_MAX);
   };
   const maxPos = r.maxPositionEmbeddings;
+  // yarn, longrope (HF): original_max_position_embeddings defaults to max_position_embeddings
+  const originalMax = () => {
+    const orig = intPositive('originalMaxPositionEmbeddings', false) ?? maxPos;
+    if (orig === undefined) {
+      throw typeError(
+        where,
+        `${N('originalMaxPositionEmbeddings')} (or ${N('maxPositionEmbeddings')}) must be an integer in [1, ${INT32_MAX}]${forType}`,
+        undefined,
+      );
+    }
+    return orig;
+  };
 
   switch (typeName) {
     case 'default':
@@ -201,14 +213,7 @@ export function resolveRopeOptions(options, names = ROPE_NAMES) {
       break;
     case 'yarn': {
       // HF: original_max_position_embeddings defaults to max_position_embeddings; factor None -> max / original.
-      const orig = intPositive('originalMaxPositionEmbeddings', false) ?? maxPos;
-      if (orig === undefined) {
-        throw typeError(
-          where,
-          `${N('originalMaxPositionEmbeddings')} (or ${N('maxPositionEmbeddings')}) must be an integer in [1, ${INT32_MAX}]${forType}`,
-          undefined,
-        );
-      }
+      const orig = originalMax();
       r.originalMaxPositionEmbeddings = orig;
       r.factor = positive('factor', false);
       if (r.factor === undefined) {
@@ -234,14 +239,7 @@ export function resolveRopeOptions(options, names = ROPE_NAMES) {
       break;
     }
     case 'longrope': {
-      const orig = intPositive('originalMaxPositionEmbeddings', false) ?? maxPos;
-      if (orig === undefined) {
-        throw typeError(
-          where,
-          `${N('originalMaxPositionEmbeddings')} (or ${N('maxPositionEmbeddings')}) must be an integer in [1, ${INT32_MAX}]${forType}`,
-          undefined,
-        );
-      }
+      const orig = originalMax();
       r.originalMaxPositionEmbeddings = orig;
       // HF: factor defaults to max_position_embeddings / original (Phi-3); without a max it is 1.
       r.factor = positive('factor', false) ?? (maxPos !== undefined ? maxPos / orig : 1);
