@@ -1,7 +1,7 @@
 // other-cases.js — fuzz cases for pe.alibiSlopes, pe.alibiBias, pe.alibiBiasFromMask, pe.sinusoidal (+ .add),
 // pe.learned (+ lookup, add, free), pe.attention and pe.tensor. See rope-cases.js for the shape of a case.
 import fc from 'fast-check';
-import { maybe, Plan, sizeArb, extraKeyArb, floatDescArb, posDescArb, positionValues, NEVER_FITS, HUGE_REFUSED } from './common.js';
+import { policy, maybe, Plan, sizeArb, extraKeyArb, floatDescArb, posDescArb, positionValues, NEVER_FITS, HUGE_REFUSED } from './common.js';
 import { buildFloat, buildPositions, f32Data, proxyOf, changingLength, detached, lookAlike, NASTY_FLOATS, NOT_SIZES } from './values.js';
 import { refAlibiSlopes, refAlibiBias, refAlibiFromMask, refSinusoidal, compare, allFinite, ANGLE_CHECKED } from './refs.js';
 import { refAttention } from '../attention-ref.js';
@@ -106,7 +106,7 @@ export function biasSteps(spec, env) {
   }
   if (spec.extra !== null) {
     o[spec.extra] = true;
-    plan.part(spec.extra, 'error');
+    plan.part(spec.extra, policy.unknownKey);
   }
   return [
     {
@@ -164,6 +164,7 @@ export function maskSteps(spec, env) {
       mask = rows.flat();
       o.shape = [2 ** 16, 2 ** 16];
       plan.part('shape', 'error');
+      plan.part('attentionMask', 'either'); // its length against batch * seq names both
       break;
     case 'rowsWithShape':
       mask = rows;
@@ -191,7 +192,7 @@ export function maskSteps(spec, env) {
   }
   if (spec.extra !== null) {
     o[spec.extra] = 1;
-    plan.part(spec.extra, 'error');
+    plan.part(spec.extra, policy.unknownKey);
   }
   return [
     {
@@ -284,7 +285,7 @@ export function sinSteps(spec, env) {
   }
   if (spec.extra !== null) {
     o[spec.extra] = 1;
-    plan.part(spec.extra, 'error');
+    plan.part(spec.extra, policy.unknownKey);
   }
   let x = null;
   let out = null;
@@ -363,6 +364,7 @@ export function learnedSteps(spec, env) {
   const offOk = spec.offset === undefined || (Number.isInteger(spec.offset) && spec.offset >= 0 && spec.offset < spec.rows);
   if (spec.offset !== undefined) o.offset = spec.offset;
   plan.part('offset', offOk ? 'ok' : 'error');
+  if (!offOk) plan.part('maxLen', 'either'); // a bad offset may show as the maxLen it leaves
   const offset = spec.offset ?? 0;
   let maxLen = spec.rows - offset;
   if (spec.maxLen === 'exact') o.maxLen = maxLen;
@@ -423,7 +425,7 @@ export function learnedSteps(spec, env) {
       const opts = { shape: [B, S, D], positions: pos.value };
       if (op.extra !== null) {
         opts[op.extra] = 1;
-        p.part(op.extra, 'error');
+        p.part(op.extra, policy.unknownKey);
       }
       return {
         plan: p,
@@ -587,7 +589,7 @@ export function attnSteps(spec, env) {
   }
   if (spec.extra !== null) {
     o[spec.extra] = 1;
-    plan.part(spec.extra, 'error');
+    plan.part(spec.extra, policy.unknownKey);
   }
   return [
     {
@@ -696,10 +698,10 @@ export function tensorSteps(spec, env) {
     plan.part('dtype', 'either');
   } else if (spec.options === 'unknown') {
     opts = { dtpye: 'float16' };
-    plan.part('dtpye', 'error');
+    plan.part('dtpye', policy.unknownKey);
   } else if (spec.options === 'notObject') {
     opts = 5;
-    plan.part('options', 'error');
+    plan.part('options', policy.unknownKey);
   }
   let t = null;
   const steps = [

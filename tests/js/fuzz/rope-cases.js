@@ -4,7 +4,7 @@
 // A case is plain data (so fast-check prints and shrinks it); steps(spec, env) turns it into the calls to make,
 // each with the plan of what the API must do (common.js Plan) and a check of a returned value.
 import fc from 'fast-check';
-import { maybe, Plan, sizeArb, extraKeyArb, floatDescArb, posDescArb, positionValues, NEVER_FITS } from './common.js';
+import { policy, maybe, Plan, sizeArb, extraKeyArb, floatDescArb, posDescArb, positionValues, NEVER_FITS } from './common.js';
 import { buildFloat, buildPositions, throwingGetter, changingGetter, proxyOf, NASTY_FLOATS } from './values.js';
 import { refCosSin, compare, allFinite, ANGLE_CHECKED } from './refs.js';
 import { refApply } from '../helpers.js';
@@ -109,7 +109,7 @@ export function ropeOptions(d) {
   }
   if (d.extra !== null) {
     o[d.extra] = 1;
-    plan.part(d.extra, 'error');
+    plan.part(d.extra, policy.unknownKey);
   }
   let options = o;
   if (d.hostile === 'throwBase') options = throwingGetter(o, 'base');
@@ -226,7 +226,8 @@ export function methodStep(m, rope, env) {
         check: (v) => {
           if (m.m === 'attentionScaling') return Number.isFinite(v) && v > 0 ? null : `attentionScaling = ${v}`;
           if (v.length !== rope.nFreq) return `${m.m}.length ${v.length}, expected nFreq ${rope.nFreq}`;
-          for (let i = 0; i < v.length; i++) if (!(Number.isFinite(v[i]) && v[i] > 0)) return `${m.m}[${i}] = ${v[i]}`;
+          // >= 0: a frequency may underflow to 0 (an accepted extreme factor or base); it must stay finite
+          for (let i = 0; i < v.length; i++) if (!(Number.isFinite(v[i]) && v[i] >= 0)) return `${m.m}[${i}] = ${v[i]}`;
           return null;
         },
       };
@@ -253,7 +254,7 @@ export function methodStep(m, rope, env) {
         plan.part('out', 'error');
       } else if (m.second === 'extra') {
         second = { seqlen: 5 };
-        plan.part('seqlen', 'error');
+        plan.part('seqlen', policy.unknownKey);
       }
       return {
         plan,
@@ -338,7 +339,7 @@ function applyStep(m, rope, env, D) {
   }
   if (m.extra !== null) {
     o[m.extra] = 1;
-    plan.part(m.extra, 'error');
+    plan.part(m.extra, policy.unknownKey);
   }
   let options = o;
   if (m.hostile === 'throwShape') options = throwingGetter(o, 'shape');
@@ -408,7 +409,7 @@ function rerotateStep(m, rope, env, D) {
   if (m.seqLen.v !== undefined) o.seqLen = m.seqLen.v;
   if (m.extra !== null) {
     o[m.extra] = 1;
-    plan.part(m.extra, 'error');
+    plan.part(m.extra, policy.unknownKey);
   }
   return {
     plan,
@@ -453,7 +454,7 @@ export function ropeSteps(spec, env) {
 
 export const hfCaseArb = fc.record({
   hidden: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(64, 128, 256).map((v) => ({ fate: 'ok', v })) }, { weight: 1, arbitrary: fc.constantFrom(0, -64, 2 ** 31, 2 ** 32 + 64, NaN, '128', 100.5).map((v) => ({ fate: 'error', v })) }),
-  heads: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(1, 2, 4, 8).map((v) => ({ fate: 'ok', v })) }, { weight: 1, arbitrary: fc.constantFrom(0, 3, 2 ** 32, 0.5, null).map((v) => ({ fate: v === null ? 'error' : 'error', v })) }),
+  heads: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(1, 2, 4, 8).map((v) => ({ fate: 'ok', v })) }, { weight: 1, arbitrary: fc.constantFrom(0, 2 ** 32, 0.5, null).map((v) => ({ fate: 'error', v })) }, { weight: 1, arbitrary: fc.constant({ fate: 'ok', v: 3 }) }),
   theta: baseArb,
   partial: maybe(fc.oneof(fc.constantFrom(0.5, 0.25).map((v) => ({ fate: 'ok', v })), fc.constantFrom(0, -1, NaN, 2, 1e-300).map((v) => ({ fate: 'error', v }))), 0.3),
   scaling: maybe(fc.record({ type: fc.constantFrom('linear', 'dynamic', 'yarn'), factor: factorArb }), 0.4),
@@ -465,20 +466,19 @@ export function hfSteps(spec, env) {
   const plan = new Plan('ropeFromHFConfig');
   let c = { model_type: spec.modelType, hidden_size: spec.hidden.v, num_attention_heads: spec.heads.v, max_position_embeddings: 4096 };
   plan.part('hidden_size', spec.hidden.fate).part('num_attention_heads', spec.heads.fate);
-  if (spec.hidden.fate === 'ok' && spec.heads.fate === 'ok' && spec.hidden.v % spec.heads.v !== 0) plan.part('num_attention_heads', 'either');
-  if (spec.hidden.fate === 'ok' && spec.heads.fate === 'ok' && (spec.hidden.v / spec.heads.v) % 2 !== 0) plan.part('head_dim', 'either');
+    if (spec.hidden.fate === 'ok' && spec.heads.fate === 'ok' && Math.floor(spec.hidden.v / spec.heads.v) % 2 !== 0) plan.part('head_dim', 'error').part('headDim', 'either').part('num_attention_heads', 'either');
   if (spec.theta.v !== null) c.rope_theta = spec.theta.v;
   plan.part('rope_theta', spec.theta.fate);
   if (spec.partial !== null) {
     c.partial_rotary_factor = spec.partial.v;
-    plan.part('partial_rotary_factor', spec.partial.fate);
+    plan.part('partial_rotary_factor', spec.partial.fate === 'ok' ? 'either' : spec.partial.fate); // may leave an odd rotary dim
   }
   if (spec.scaling !== null) {
     c.rope_scaling = { rope_type: spec.scaling.type, factor: spec.scaling.factor.v, original_max_position_embeddings: 2048 };
     plan.part('factor', spec.scaling.factor.fate);
   }
   // ALiBi and learned-table models have no RoPE: asking for one throws
-  if (spec.modelType === 'bloom' || spec.modelType === 'gpt2') plan.part('model_type', 'error');
+  if (spec.modelType === 'bloom' || spec.modelType === 'gpt2') plan.part('model_type', policy.noRope);
   if (spec.wrap === 'notObject') {
     c = [c];
     plan.part('config', 'error');
@@ -494,7 +494,7 @@ export function hfSteps(spec, env) {
       plan,
       run: () => (rope = env.pe.ropeFromHFConfig(c)),
       check: (r) => {
-        const hd = spec.hidden.v / spec.heads.v;
+        const hd = Math.floor(spec.hidden.v / spec.heads.v); // HF: hidden_size // num_attention_heads
         if (r.headDim !== hd) return `headDim ${r.headDim}, expected hidden_size / num_attention_heads = ${hd}`;
         const { cos, sin } = r.cosSin([0, 1, 4095, 2147483647]);
         const bad = allFinite('cos', cos) ?? allFinite('sin', sin);

@@ -138,6 +138,11 @@ export function runCase(c, env) {
   }
 }
 
+/** What makes two findings the same: the function and the kind of violation, numbers and names left out. */
+export function findingKey(r) {
+  return `${r.where}: ${r.violation.replace(/\[[^\]]*\]/g, '[]').replace(/-?\d[\d.e+-]*/g, '#').slice(0, 60)}`;
+}
+
 /** A short rendering of a case for reports (JSON with the odd values spelled out). */
 export function showCase(c) {
   return JSON.stringify(c, (_, v) => {
@@ -154,9 +159,10 @@ export function showCase(c) {
  * fast-check run over `runs` cases from `seed` on one build. mode 'assert': stops at the first violation and
  * shrinks it (throws, for node --test). mode 'collect': keeps going, returns every distinct violation found
  * (by entry and the violation's first words), renewing the instance after damage.
+ * onFinding(finding) is called for each new one; trace(case) before each case.
  * Returns { runs, findings: [{ case, where, violation }], renewals }.
  */
-export async function fuzz({ simd, seed, runs, mode = 'assert', log = () => {}, trace = null }) {
+export async function fuzz({ simd, seed, runs, mode = 'assert', onFinding = () => {}, trace = null }) {
   const holder = await makeEnvHolder(simd);
   const findings = new Map();
   let needRenew = false; // a damaged instance is replaced before the next case
@@ -171,12 +177,13 @@ export async function fuzz({ simd, seed, runs, mode = 'assert', log = () => {}, 
       trace?.(c);
       const r = runCase(c, holder.env());
       if (r === null) return true;
-      if (r.damaged) needRenew = true;
+      needRenew = true; // any violation may have written where no check looks: go on with a fresh instance
       if (mode === 'collect') {
-        const key = `${r.where}: ${r.violation.replace(/-?\d[\d.e+-]*/g, '#').slice(0, 70)}`;
+        const key = findingKey(r);
         if (!findings.has(key)) {
-          findings.set(key, { case: showCase(c), where: r.where, violation: r.violation });
-          log(`finding ${findings.size} (${simd ? 'simd' : 'scalar'}): ${r.where}: ${r.violation}\n  case ${showCase(c)}`);
+          const finding = { case: showCase(c), where: r.where, violation: r.violation, key };
+          findings.set(key, finding);
+          onFinding(finding);
         }
         return true;
       }
