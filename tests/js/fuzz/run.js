@@ -189,7 +189,7 @@ export async function fuzz({ simd, seed, runs, mode = 'assert', onFinding = () =
       }
       throw new Error(`${r.where}: ${r.violation}`);
     }),
-    { seed, numRuns: runs },
+    { seed, numRuns: runs, includeErrorInReport: true },
   );
   return { runs: executed, findings: [...findings.values()], renewals: holder.renewals };
 }
