@@ -9,7 +9,17 @@
 // Angles are formed in double and rounded to float32 once, so position 10^6 is as exact as position 10.
 
 import { checkInt, checkNumber, checkEnum, checkOptions, typeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, copyOut, writeInt32s, int32RangeError, float32Ptr, float32Scratch, float32Result } from './memory.js';
+import {
+  SLOT,
+  MAX_TENSOR_LENGTH,
+  copyOut,
+  int32sLength,
+  stageInt32s,
+  int32RangeErrorAt,
+  locateFloat32,
+  stageFloat32,
+  returnFloat32,
+} from './memory.js';
 import { readLayout } from './abi.js';
 
 export const SINUSOIDAL_PAIRINGS = Object.freeze(['interleaved', 'half']);
@@ -20,6 +30,7 @@ const VARIANT_INTERLEAVED = 0;
 const VARIANT_HALF = 1;
 const VARIANT_TENSOR2TENSOR = 2;
 
+const POSITION_BOUND = `an integer in [0, ${INT32_MAX}]`;
 const CONFIG_FIELDS = ['base', 'offset', 'variant', 'use_padding_idx', 'padding_idx'];
 
 /** Reads pe_sinusoidal_config's layout from the module once per instance. */
@@ -83,12 +94,12 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
   const { heap, exports: ex } = ctx;
   // out is located before anything is allocated (an allocation may detach a view of wasm memory)
   const out = o.out ?? null;
-  const outLoc = out === null ? -1 : float32Ptr(heap, out, total, where, 'options.out', 'seqLen * dModel');
+  const outLoc = out === null ? -1 : locateFloat32(heap, out, total, where, 'options.out', 'seqLen * dModel');
   const cfg = writeConfig(ctx, r, offset);
-  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4);
+  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4, where, 'the table (seqLen * dModel floats)');
   const status = ex.pe_sinusoidal_table(ptr, seqLen, dModel, cfg);
   if (status !== 0) throw ctx.statusError(where, status);
-  return out === null ? copyOut(heap, ptr, total) : float32Result(heap, out, outLoc, ptr, total);
+  return out === null ? copyOut(heap, ptr, total) : returnFloat32(heap, out, outLoc, ptr, total);
 }
 
 /**
@@ -126,26 +137,25 @@ export function sinusoidalAdd(ctx, x, options) {
   }
   const { heap, exports: ex } = ctx;
   // x first: a view of wasm memory must be located before any scratch allocation can detach it.
-  const xLoc = float32Ptr(heap, x, total, where, 'x');
+  const xLoc = locateFloat32(heap, x, total, where, 'x');
   let posPtr = 0;
   let perBatch = 0;
+  let nPos = 0;
   if (hasPositions) {
-    const pos = writeInt32s(heap, SLOT.POS, where, 'options.positions', o.positions, 0, INT32_MAX);
-    if (pos.n !== S && pos.n !== B * S) {
-      throw new RangeError(`${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${pos.n}`);
+    const name = 'options.positions';
+    nPos = int32sLength(where, name, o.positions, POSITION_BOUND);
+    if (nPos !== S && nPos !== B * S) {
+      throw new RangeError(`${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${nPos}`);
     }
-    posPtr = pos.ptr;
-    perBatch = pos.n !== S ? 1 : 0;
+    posPtr = stageInt32s(heap, SLOT.POS, where, name, o.positions, nPos, 0, INT32_MAX);
+    perBatch = nPos !== S ? 1 : 0;
   }
-  const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
+  const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
   const cfg = writeConfig(ctx, r, offset);
   const status = ex.pe_sinusoidal_add(xPtr, posPtr, B, S, D, perBatch, cfg);
   if (status !== 0) {
-    if (hasPositions) {
-      const e = int32RangeError(where, 'options.positions', o.positions, 0, INT32_MAX);
-      if (e) throw e;
-    }
-    throw ctx.statusError(where, status);
+    const e = hasPositions ? int32RangeErrorAt(heap, posPtr, nPos, where, 'options.positions', 0, INT32_MAX) : null;
+    throw e ?? ctx.statusError(where, status);
   }
-  return float32Result(heap, x, xLoc, xPtr, total);
+  return returnFloat32(heap, x, xLoc, xPtr, total);
 }
