@@ -108,9 +108,11 @@ function readShape(where, shape) {
  */
 function readPositions(where, positions, qLen, kLen) {
   if (positions === undefined || positions === null) return { q: null, k: null, qName: '', kName: '', tail: false };
-  if (typedArrayTag(positions) !== undefined || posesAsTypedArray(positions) || (typeof positions === 'object' && typeof positions.length === 'number')) {
+  const tag = typedArrayTag(positions);
+  const len = tag === undefined && !posesAsTypedArray(positions) && typeof positions === 'object' ? positions.length : undefined;
+  if (tag !== undefined || posesAsTypedArray(positions) || typeof len === 'number') {
     const name = 'options.positions';
-    const n = int32sLength(where, name, positions, POSITION_BOUND);
+    const n = int32sLength(where, name, positions, POSITION_BOUND, len);
     if (n !== kLen) {
       throw new RangeError(
         `${where}: options.positions (an array) must hold the kLen (${kLen}) key positions, the queries taking the last qLen; got length ${n}`,
@@ -187,8 +189,8 @@ export function attention(ctx, q, k, v, options) {
       throw new RangeError(`${where}: options.shape.headDim must equal options.rope's headDim ${rope.headDim}, got ${s.headDim}`);
     }
   }
-  const alibi = o.alibi ?? false;
-  if (typeof alibi !== 'boolean' && (typeof alibi !== 'object' || typeof alibi.length !== 'number')) {
+  const alibi = o.alibi ?? false; // true, false, or slopes (checked, each length and element read once, by writeSlopes)
+  if (typeof alibi !== 'boolean' && (alibi === null || typeof alibi !== 'object')) {
     throw typeError(where, `options.alibi must be true (standard slopes), false, or a Float32Array of ${s.heads} slopes (one per query head)`, alibi);
   }
   const pos = readPositions(where, o.positions, s.qLen, s.kLen);

@@ -415,12 +415,15 @@ export function copyOut(heap, ptr, n) {
 /**
  * The length of an integer argument, read once: a real Int32Array (copied as it is, checked by the C core or
  * by int32RangeErrorAt) or an array-like of numbers (checked while copied), never a BigInt array, a look-alike
- * typed array or a string. `bound` is the text after "must be" for its elements.
+ * typed array or a string. `bound` is the text after "must be" for its elements. `lengthRead`: the length,
+ * when the caller had to read it already.
  */
-export function int32sLength(where, name, values, bound) {
+export function int32sLength(where, name, values, bound, lengthRead) {
   const tag = typedArrayTag(values);
   let n;
-  if (tag !== undefined) {
+  if (lengthRead !== undefined) {
+    n = lengthRead; // the caller read it (once) to tell an array from an options object
+  } else if (tag !== undefined) {
     if (tag === 'BigInt64Array' || tag === 'BigUint64Array') {
       throw typeError(where, `${name} must be an Int32Array or an array of integers (each ${bound})`, values);
     }
@@ -498,10 +501,9 @@ export function numbersLength(where, name, values, bound) {
     return viewLength(values);
   }
   if (posesAsTypedArray(values)) throw typeError(where, notRealMessage(name, bound), values);
-  if (values === null || typeof values !== 'object' || typeof values.length !== 'number') {
-    throw typeError(where, `${name} must be ${bound}`, values);
-  }
+  if (values === null || typeof values !== 'object') throw typeError(where, `${name} must be ${bound}`, values);
   const n = values.length;
+  if (typeof n !== 'number') throw typeError(where, `${name} must be ${bound}`, values);
   if (!Number.isInteger(n) || n < 0 || n > MAX_TENSOR_LENGTH) {
     throw rangeError(where, `${name}.length must be an integer in [0, ${MAX_TENSOR_LENGTH}]`, n);
   }

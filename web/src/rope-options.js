@@ -312,12 +312,12 @@ export function readResolvedConfig(ctx, ropePtr, request) {
     if ((key === 'mscale' || key === 'mscaleAllDim') && all[key] === 0) continue;
     scaling[key] = all[key];
   }
-  const config = {
-    headDim: i32('head_dim'),
-    rotaryDim: i32('rotary_dim'),
-    base: f64('base'),
-    pairing: PAIRINGS[i32('pairing')],
-  };
+  // rotaryDim only when partial: full rotation is the default, so { ...config, headDim } keeps meaning "all of it"
+  const config = { headDim: i32('head_dim') };
+  const rotaryDim = i32('rotary_dim');
+  if (rotaryDim !== config.headDim) config.rotaryDim = rotaryDim;
+  config.base = f64('base');
+  config.pairing = PAIRINGS[i32('pairing')];
   const maxPos = i32('max_position_embeddings');
   if (maxPos !== 0) config.maxPositionEmbeddings = maxPos;
   config.scaling = scaling;

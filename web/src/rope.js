@@ -86,7 +86,7 @@ class Rope {
   }
   /** Dimensions rotated per head: rotaryDim (HF: int(head_dim * partial_rotary_factor)). */
   get rotaryDim() {
-    return this.#st.config.rotaryDim;
+    return this.#st.config.rotaryDim ?? this.#st.headDim;
   }
   /** Frequencies per position: the width of invFreq() and of each cosSin() row (the C core's n_freq). */
   get nFreq() {
@@ -386,11 +386,12 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   }
   const dv = heap.dataView;
   const scale = dv.getFloat64(ptr + layout.rope.attention_scaling, true); // HF's attention factor a
-  if (!(scale > 0 && Number.isFinite(scale))) {
+  // The tables are float32 and carry a: past float32's range every cos and sin would be infinite.
+  if (!(scale > 0 && Number.isFinite(Math.fround(scale)))) {
     heap.free(ptr);
     const N = names.name;
     throw new RangeError(
-      `${where}: the attention factor (${N('attentionFactor')}, or as resolved from ${N('factor')}, ${N('mscale')} and ${N('mscaleAllDim')}) must be a finite number > 0, got ${describe(scale)}`,
+      `${where}: the attention factor (${N('attentionFactor')}, or as resolved from ${N('factor')}, ${N('mscale')} and ${N('mscaleAllDim')}) must be a finite number > 0 within float32 range (at most 3.4e38), got ${describe(scale)}`,
     );
   }
   const config = readResolvedConfig(ctx, ptr, request);
