@@ -76,10 +76,11 @@ const char *pe_abi_status_name(int32_t status) {
     return pe__status_names[status];
 }
 
-#define PE__LIMIT(m) {#m, (int32_t)(m)}
+/* Values as double: exact for every int32 limit and enum, and able to carry the floating-point bounds. */
+#define PE__LIMIT(m) {#m, (double)(m)}
 static const struct {
     const char *name;
-    int32_t value;
+    double value;
 } pe__limits[] = {
     PE__LIMIT(PE_ROPE_MAX_HEAD_DIM), PE__LIMIT(PE_ROPE_MAX_FREQ),    PE__LIMIT(PE_ROPE_TYPE_COUNT),
     PE__LIMIT(PE_SEQ_LEN_NONE),      PE__LIMIT(PE_SEQ_LEN_FROM_POSITIONS),
@@ -95,6 +96,6 @@ const char *pe_abi_limit_name(int32_t index) {
     return index >= 0 && index < PE__LIMIT_COUNT ? pe__limits[index].name : NULL;
 }
 
-int32_t pe_abi_limit_value(int32_t index) {
+double pe_abi_limit_value(int32_t index) {
     return index >= 0 && index < PE__LIMIT_COUNT ? pe__limits[index].value : 0;
 }

@@ -324,21 +324,39 @@ export function readResolvedConfig(ctx, ropePtr, request) {
   return config;
 }
 
+/** " that keeps <what> at most <limit>" when the module has that limit (for messages). */
+function keeps(limits, what, name) {
+  return limits[name] === undefined ? '' : ` that keeps ${what} at most ${limits[name]} (${name})`;
+}
+
 /**
  * The option a pe_rope_init refusal is about, with its bound as the C core states it, or null for a status
  * that names no single option.
  */
-function refusedOption(status, r, N) {
+function refusedOption(status, r, N, limits) {
   const t = ` for '${r.type}'`;
   switch (status) {
     case 'PE_ERR_HEAD_DIM':
-      return { key: 'headDim', value: r.headDim, bound: 'must be an even integer in [2, PE_ROPE_MAX_HEAD_DIM]' };
+      return { key: 'headDim', value: r.headDim, bound: `must be an even integer in [2, ${limits.PE_ROPE_MAX_HEAD_DIM}]` };
     case 'PE_ERR_ROTARY_DIM':
       return { key: 'rotaryDim', value: r.rotaryDim, bound: 'must be an even integer in [2, headDim]' };
-    case 'PE_ERR_BASE':
-      return { key: 'base', value: r.base ?? 10000, bound: r.type === 'yarn' ? `must be a finite number > 0 and != 1${t} (its correction range divides by ln(base))` : 'must be a finite number > 0' };
-    case 'PE_ERR_FACTOR':
-      return { key: 'factor', value: r.factor, bound: 'must be a finite number > 0' };
+    case 'PE_ERR_BASE': {
+      const freq = keeps(limits, 'every frequency', 'PE_MAX_FREQUENCY');
+      const yarn = r.type === 'yarn' ? ` and != 1${t} (its correction range divides by ln(base))` : '';
+      return { key: 'base', value: r.base ?? 10000, bound: `must be a finite number > 0${freq}${yarn}` };
+    }
+    case 'PE_ERR_FACTOR': {
+      const inv = keeps(limits, 'every inverse frequency', 'PE_ROPE_MAX_INV_FREQ');
+      if (r.type === 'longrope' && r.factor === undefined) {
+        return { key: 'shortFactor', value: r.shortFactor, bound: `and ${N('longFactor')} must hold finite numbers > 0${inv}` };
+      }
+      return { key: 'factor', value: r.factor, bound: `must be a finite number > 0${inv}` };
+    }
+    case 'PE_ERR_ATTENTION_FACTOR': {
+      const max = limits.PE_ROPE_MAX_SCALE === undefined ? '' : ` with magnitude at most ${limits.PE_ROPE_MAX_SCALE} (PE_ROPE_MAX_SCALE)`;
+      const from = r.type === 'yarn' ? `, as given or as derived from ${N('factor')}, ${N('mscale')} and ${N('mscaleAllDim')}` : '';
+      return { key: 'attentionFactor', value: r.attentionFactor, bound: `must be finite${max}${from}` };
+    }
     case 'PE_ERR_FIELD_VALUE':
       if (r.type === 'llama3') {
         return { key: 'highFreqFactor', value: r.highFreqFactor, bound: `must be > ${N('lowFreqFactor')} (${r.lowFreqFactor})${t}` };
@@ -356,7 +374,7 @@ function refusedOption(status, r, N) {
  */
 export function ropeInitError(ctx, where, names, status, r) {
   const statusName = Object.keys(ctx.status).find((k) => ctx.status[k] === status);
-  const refused = refusedOption(statusName, r, names.name);
+  const refused = refusedOption(statusName, r, names.name, ctx.limits);
   if (refused === null) return ctx.statusError(where, status);
   const { key, value, bound } = refused;
   return new RangeError(`${where}: ${names.name(key)} ${bound}, got ${describe(value)} (pe_rope_init: ${statusName})`);
