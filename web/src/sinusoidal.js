@@ -58,6 +58,19 @@ function resolveOptions(where, o, dModel) {
   return { base, code, paddingIdx };
 }
 
+/**
+ * The error for a status of the C core: PE_ERR_BASE names options.base and the bound that keeps every angle
+ * finite (PE_MAX_FREQUENCY, where the module has it); anything else as the C core states it.
+ */
+function statusError(ctx, where, status, r) {
+  if (status === ctx.status.PE_ERR_BASE) {
+    const max = ctx.limits.PE_MAX_FREQUENCY;
+    const keeps = max === undefined ? '' : ` that keeps every frequency at most ${max} (PE_MAX_FREQUENCY)`;
+    return new RangeError(`${where}: options.base must be a finite number > 0${keeps}, got ${r.base} (PE_ERR_BASE)`);
+  }
+  return ctx.statusError(where, status);
+}
+
 function writeConfig(ctx, r, offset) {
   const { heap } = ctx;
   const { offsets: CFG, size } = ctx.sinusoidalLayout;
@@ -98,7 +111,7 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
   const cfg = writeConfig(ctx, r, offset);
   const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4, where, 'the table (seqLen * dModel floats)');
   const status = ex.pe_sinusoidal_table(ptr, seqLen, dModel, cfg);
-  if (status !== 0) throw ctx.statusError(where, status);
+  if (status !== 0) throw statusError(ctx, where, status, r);
   return out === null ? copyOut(heap, ptr, total) : returnFloat32(heap, out, outLoc, ptr, total);
 }
 
@@ -155,7 +168,7 @@ export function sinusoidalAdd(ctx, x, options) {
   const status = ex.pe_sinusoidal_add(xPtr, posPtr, B, S, D, perBatch, cfg);
   if (status !== 0) {
     const e = hasPositions ? int32RangeErrorAt(heap, posPtr, nPos, where, 'options.positions', 0, INT32_MAX) : null;
-    throw e ?? ctx.statusError(where, status);
+    throw e ?? statusError(ctx, where, status, r);
   }
   return returnFloat32(heap, x, xLoc, xPtr, total);
 }
