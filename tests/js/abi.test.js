@@ -21,9 +21,9 @@ function headerStatuses() {
     .filter((s) => s !== '' && s !== 'PE_STATUS_COUNT');
 }
 
-/** A #define'd integer or an enumerator with an explicit value, from the header. */
+/** A #define'd number or an enumerator with an explicit value, from the header. */
 function headerValue(name) {
-  const def = new RegExp(`#define ${name}\\s+\\(?(-?\\d+)\\)?`).exec(header);
+  const def = new RegExp(`#define ${name}\\s+\\(?(-?[0-9.]+(?:e[-+]?[0-9]+)?)\\)?\\s`).exec(header);
   if (def) return Number(def[1]);
   const en = new RegExp(`\\b${name}\\s*=\\s*(-?\\d+)`).exec(header);
   return en ? Number(en[1]) : undefined;

@@ -65,11 +65,18 @@ const CONFIG_FIELDS = [
   ['long_factor', 'ptr'],
 ];
 
-/** Reads pe_rope_config's and pe_rope's layouts from the module once per instance. */
+// pe_rope_apply_config fields in declaration order (pe_abi_rope_apply_config_layout), all int32.
+const APPLY_FIELDS = ['batch', 'seq', 'heads', 'layout', 'per_batch_rows', 'rotation'];
+
+/**
+ * Reads the layouts of pe_rope_config, pe_rope (as .rope: where the resolved config, n_freq and the attention
+ * scaling sit) and pe_rope_apply_config (as .apply) from the module once per instance.
+ */
 export function readRopeLayout(ctx) {
   const config = readLayout(ctx, 'pe_abi_rope_config_layout', CONFIG_FIELDS.map(([name]) => name), ['configSize', 'ropeSize']);
   const rope = readLayout(ctx, 'pe_abi_rope_layout', ['config', 'rot_dim', 'n_freq', 'attention_scaling'], ['size']);
-  return { ...config, rope: rope.offsets };
+  const apply = readLayout(ctx, 'pe_abi_rope_apply_config_layout', APPLY_FIELDS);
+  return { ...config, rope: rope.offsets, apply };
 }
 
 function scalingValue(s, key) {

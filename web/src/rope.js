@@ -63,6 +63,20 @@ function checkShape(where, shape, headDim) {
   return dims;
 }
 
+/** Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). */
+function applyConfig(st, B, S, H, layout, perBatch, rotation) {
+  const i32 = st.ctx.heap.i32;
+  const p = st.applyPtr >>> 2;
+  const o = st.ctx.ropeLayout.apply.offsets;
+  i32[p + (o.batch >>> 2)] = B;
+  i32[p + (o.seq >>> 2)] = S;
+  i32[p + (o.heads >>> 2)] = H;
+  i32[p + (o.layout >>> 2)] = layout;
+  i32[p + (o.per_batch_rows >>> 2)] = perBatch;
+  i32[p + (o.rotation >>> 2)] = rotation;
+  return st.applyPtr;
+}
+
 class Rope {
   #st; // see createRope
   constructor(st) {
@@ -297,10 +311,10 @@ class Rope {
     const rotation = inverse ? st.rotateInverse : st.rotateForward;
     const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
     const kPtr = hasK ? stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY) : 0;
-    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, B, S, H, layout, perBatch, rotation);
+    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (hasK) {
-      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, B, S, kH, layout, perBatch, rotation);
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation));
       if (status !== 0) throw st.ctx.statusError(APPLY, status);
       if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
     }
@@ -341,7 +355,8 @@ class Rope {
       const cosPtr = heap.scratch(SLOT.COS, st.nFreq * 4);
       const sinPtr = heap.scratch(SLOT.SIN, st.nFreq * 4);
       check(st, where, ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, 1, sl, 1 / st.scale));
-      check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, total / D, 1, 1, 0, 0, delta < 0 ? st.rotateInverse : st.rotateForward));
+      const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
+      check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, 0, 0, rotation)));
     }
     return returnFloat32(heap, x, xLoc, xPtr, total);
   }
@@ -378,7 +393,10 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   const where = names.where;
   const layout = ctx.ropeLayout;
   const cfg = writeRopeConfig(ctx, request);
-  const ptr = heap.malloc(layout.ropeSize, where, 'the pe_rope'); // pe_rope_init copies what it needs from cfg
+  // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it), zeroed so
+  // fields this wrapper does not set keep their zero default
+  const ptr = heap.malloc(layout.ropeSize + layout.apply.size, where, 'the pe_rope');
+  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + layout.apply.size);
   const status = ex.pe_rope_init(ptr, cfg);
   if (status !== 0) {
     heap.free(ptr);
@@ -399,6 +417,7 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   const st = {
     ctx,
     ptr,
+    applyPtr: ptr + layout.ropeSize,
     config,
     headDim: config.headDim,
     nFreq: dv.getInt32(ptr + layout.rope.n_freq, true),
