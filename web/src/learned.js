@@ -27,7 +27,6 @@ import {
   int32RangeErrorAt,
 } from './memory.js';
 
-const learnedState = new WeakMap(); // Learned -> private state
 
 // pe_learned_add_config fields in declaration order (pe_abi_learned_add_config_layout), all int32.
 const ADD_FIELDS = ['batch', 'seq', 'd_model', 'n_rows', 'row_offset', 'per_batch_positions'];
@@ -49,12 +48,6 @@ function addConfig(st, B, S, D, perBatch) {
   return cfg;
 }
 
-function state(obj, where) {
-  const st = learnedState.get(obj);
-  if (st === undefined) throw new TypeError(`${where}: called on something that is not a pe.learned table`);
-  if (st.freed) throw new TypeError(`${where}: this learned table was freed (free() was called on it)`);
-  return st;
-}
 
 /** Pointer to the table: the own copy, or the tensor's memory (checked to be alive on every call). */
 function tablePtr(st, where) {
@@ -79,25 +72,36 @@ function failed(st, where, name, posPtr, n, status) {
 }
 
 class Learned {
+  #st; // { ctx, ptr, tensor, nRows, maxLen, dModel, offset, freed }
+  constructor(st) {
+    this.#st = st;
+  }
+  /** The state of live table `obj`; a TypeError naming `where` otherwise. */
+  static #live(obj, where, freedOk = false) {
+    const st = typeof obj === 'object' && obj !== null && #st in obj ? obj.#st : undefined;
+    if (st === undefined) throw new TypeError(`${where}: called on something that is not a pe.learned table`);
+    if (st.freed && !freedOk) throw new TypeError(`${where}: this learned table was freed (free() was called on it)`);
+    return st;
+  }
   /** Positions per table (rows minus offset). */
   get maxLen() {
-    return learnedState.get(this).maxLen;
+    return this.#st.maxLen;
   }
   get dModel() {
-    return learnedState.get(this).dModel;
+    return this.#st.dModel;
   }
   /** Rows in front of position 0 (OPT: 2). */
   get offset() {
-    return learnedState.get(this).offset;
+    return this.#st.offset;
   }
   get freed() {
-    return learnedState.get(this).freed;
+    return this.#st.freed;
   }
 
   /** (positions.length, dModel): row positions[i] + offset of the table for each position. */
   lookup(positions) {
     const where = 'learned.lookup';
-    const st = state(this, where);
+    const st = Learned.#live(this, where);
     const { heap, exports: ex } = st.ctx;
     const table = tablePtr(st, where);
     const n = int32sLength(where, 'positions', positions, bound(st));
@@ -119,7 +123,7 @@ class Learned {
    */
   add(x, options) {
     const where = 'learned.add';
-    const st = state(this, where);
+    const st = Learned.#live(this, where);
     const { heap, exports: ex } = st.ctx;
     const o = checkOptions(where, 'options', options);
     const shape = o.shape;
@@ -167,8 +171,8 @@ class Learned {
 
   /** Releases the wasm copy of the table (not a pe.tensor the table came from); calling it again does nothing. */
   free() {
-    const st = learnedState.get(this);
-    if (st && !st.freed) {
+    const st = Learned.#live(this, 'learned.free', true);
+    if (st !== undefined && !st.freed) {
       if (st.tensor === null) st.ctx.heap.free(st.ptr);
       st.ptr = 0;
       st.tensor = null;
@@ -223,7 +227,5 @@ export function learned(ctx, table, options) {
     else heap.f32.set(table, own >>> 2);
     st.ptr = own;
   }
-  const obj = new Learned();
-  learnedState.set(obj, st);
-  return obj;
+  return new Learned(st);
 }
