@@ -361,8 +361,14 @@ function refusedOption(status, r, N, limits) {
     }
     case 'PE_ERR_ATTENTION_FACTOR': {
       const max = limits.PE_ROPE_MAX_SCALE === undefined ? '' : ` with magnitude at most ${limits.PE_ROPE_MAX_SCALE} (PE_ROPE_MAX_SCALE)`;
-      const from = r.type === 'yarn' ? `, as given or as derived from ${N('factor')}, ${N('mscale')} and ${N('mscaleAllDim')}` : '';
-      return { key: 'attentionFactor', value: r.attentionFactor, bound: `must be finite${max}${from}` };
+      if (r.attentionFactor !== undefined || r.type !== 'yarn') {
+        return { key: 'attentionFactor', value: r.attentionFactor, bound: `(the attention factor) must be finite${max}` };
+      }
+      return {
+        key: 'mscale',
+        value: r.mscale,
+        bound: `and ${N('mscaleAllDim')} (${r.mscaleAllDim}) must give an attention factor (with ${N('factor')}) that is finite${max}`,
+      };
     }
     case 'PE_ERR_FIELD_VALUE':
       if (r.type === 'llama3') {
