@@ -16,6 +16,16 @@ import { readLayout, limit } from './abi.js';
 export const ROPE_TYPES = Object.freeze(['default', 'linear', 'dynamic', 'yarn', 'longrope', 'llama3', 'proportional']);
 export const PAIRINGS = Object.freeze(['half', 'interleaved']);
 
+// Option values -> the names of their C enum values (the values come from the module: abi.js readLimits).
+const ROPE_TYPE_CODE = Object.freeze(Object.fromEntries(ROPE_TYPES.map((t) => [t, `PE_ROPE_${t.toUpperCase()}`])));
+const PAIRING_CODE = Object.freeze({ half: 'PE_PAIRING_HALF', interleaved: 'PE_PAIRING_INTERLEAVED' });
+
+/** The option value whose C enum value is `code`. */
+function nameOfCode(limits, codes, code) {
+  for (const [name, macro] of Object.entries(codes)) if (limits[macro] === code) return name;
+  throw new Error(`posenc: the wasm module reports an enum value ${code} this wrapper does not know; rebuild the wasm and the JS together`);
+}
+
 // camelCase option -> HF snake_case spelling accepted inside `scaling` (hf-config.js reads it too).
 export const SNAKE = Object.freeze({
   type: 'rope_type',
@@ -258,8 +268,8 @@ export function writeRopeConfig(ctx, r) {
   i32('head_dim', r.headDim);
   i32('rotary_dim', r.rotaryDim);
   f64('base', r.base);
-  i32('type', ROPE_TYPES.indexOf(r.type));
-  i32('pairing', PAIRINGS.indexOf(r.pairing));
+  i32('type', limit(ctx.limits, ROPE_TYPE_CODE[r.type]));
+  i32('pairing', limit(ctx.limits, PAIRING_CODE[r.pairing]));
   f64('factor', r.factor);
   i32('max_position_embeddings', r.maxPositionEmbeddings);
   i32('original_max_position_embeddings', r.originalMaxPositionEmbeddings);
@@ -298,7 +308,7 @@ export function readResolvedConfig(ctx, ropePtr, request) {
   const off = layout.offsets;
   const i32 = (name) => dv.getInt32(base + off[name], true);
   const f64 = (name) => dv.getFloat64(base + off[name], true);
-  const type = ROPE_TYPES[i32('type')];
+  const type = nameOfCode(ctx.limits, ROPE_TYPE_CODE, i32('type'));
   const all = {
     factor: f64('factor'),
     originalMaxPositionEmbeddings: i32('original_max_position_embeddings'),
@@ -324,7 +334,7 @@ export function readResolvedConfig(ctx, ropePtr, request) {
   const rotaryDim = i32('rotary_dim');
   if (rotaryDim !== config.headDim) config.rotaryDim = rotaryDim;
   config.base = f64('base');
-  config.pairing = PAIRINGS[i32('pairing')];
+  config.pairing = nameOfCode(ctx.limits, PAIRING_CODE, i32('pairing'));
   const maxPos = i32('max_position_embeddings');
   if (maxPos !== 0) config.maxPositionEmbeddings = maxPos;
   config.scaling = scaling;
