@@ -278,22 +278,46 @@ for (const build of BUILDS) {
     });
   });
 
-  test(`class 5 (JS side): an attention factor that overflows float32 is refused at construction [${build.name}]`, async () => {
+  test(`class 5: configs whose angles or factors leave the finite range are refused, naming the field and the bound [${build.name}]`, async (t) => {
     const pe = await loadBuild(build.simd);
     const w = makeWitness(pe);
-    assertThrowsNaming(
-      () => pe.rope({ headDim: 64, scaling: { type: 'yarn', factor: 4, originalMaxPositionEmbeddings: 4096, mscale: 1e300, mscaleAllDim: 1 } }),
-      RangeError,
-      'attention factor',
-      'scaling.mscale',
-    );
-    assertThrowsNaming(
-      () => pe.rope({ headDim: 64, scaling: { type: 'yarn', factor: 4, originalMaxPositionEmbeddings: 4096, attentionFactor: 1e39 } }),
-      RangeError,
-      'attention factor',
-      'scaling.attentionFactor',
-    );
-    w.check('class 5');
+    const yarn = { type: 'yarn', factor: 4, originalMaxPositionEmbeddings: 4096 };
+    const cases = [
+      // 2147483647 * (1 / 1e-10) reached 2^56, where cos/sin left [-1, 1] (cos ~ 4.8e18)
+      ['linear factor 1e-10', () => pe.rope({ headDim: 2, scaling: { type: 'linear', factor: 1e-10 } }), 'scaling.factor', 'PE_ROPE_MAX_INV_FREQ', 'got 1e-10'],
+      ['linear factor 1e-309 (an infinite frequency, NaN angles)', () => pe.rope({ headDim: 2, scaling: { type: 'linear', factor: 1e-309 } }), 'scaling.factor', 'got 1e-309'],
+      ['base 5e-324 (infinite frequencies)', () => pe.rope({ headDim: 64, base: 5e-324 }), 'base', 'PE_MAX_FREQUENCY', 'got 5e-324'],
+      ['llama3 over a base below 1', () => pe.rope({ headDim: 64, base: 0.001, scaling: { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 } }), 'base', 'got 0.001'],
+      ['longrope short factors 1e-300', () => pe.rope({ headDim: 64, scaling: { type: 'longrope', originalMaxPositionEmbeddings: 4096, shortFactor: new Array(32).fill(1e-300), longFactor: new Array(32).fill(1) } }), 'scaling.shortFactor', 'scaling.longFactor'],
+      ['yarn mscale 1e300 (an infinite attention factor)', () => pe.rope({ headDim: 64, scaling: { ...yarn, mscale: 1e300, mscaleAllDim: 1 } }), 'attention factor', 'scaling.mscale', 'PE_ROPE_MAX_SCALE'],
+      ['yarn attentionFactor 1e39', () => pe.rope({ headDim: 64, scaling: { ...yarn, attentionFactor: 1e39 } }), 'attention factor', 'scaling.attentionFactor', 'got 1e+39'],
+      ['sinusoidal base 5e-324 (six non-finite values)', () => pe.sinusoidal(2, 8, { base: 5e-324 }), 'sinusoidal', 'options.base', 'PE_MAX_FREQUENCY', 'got 5e-324'],
+      ['sinusoidal.add base 5e-324', () => pe.sinusoidal.add(new Float32Array(8), { shape: [1, 1, 8], base: 5e-324 }), 'sinusoidal.add', 'options.base'],
+    ];
+    for (const [name, fn, ...needles] of cases) {
+      await t.test(name, () => {
+        assertThrowsNaming(fn, RangeError, ...needles);
+        w.check(name);
+      });
+    }
+    await t.test('configs at the bounds are accepted and give finite, right numbers', () => {
+      // inverse frequency 2 exactly (the bound): the largest angle is 2 * (2^31 - 1), reduced exactly in double
+      const r = pe.rope({ headDim: 2, scaling: { type: 'linear', factor: 0.5 } });
+      const p = 2147483647;
+      const { cos, sin } = r.cosSin([p, 1]);
+      assert.ok(Math.abs(cos[0] - Math.cos(2 * p)) <= 1e-7 && Math.abs(sin[0] - Math.sin(2 * p)) <= 1e-7, `cos/sin at ${p}: ${cos[0]}, ${sin[0]}`);
+      assert.ok(Math.abs(cos[1] - Math.cos(2)) <= 1e-7, `cos(2): ${cos[1]}`);
+      r.free();
+      // sinusoidal base 0.5: frequencies 2^(i/4) for i < 4, all <= 2
+      const table = pe.sinusoidal(2, 8, { base: 0.5 });
+      for (let i = 0; i < 4; i++) {
+        const f = 2 ** (i / 4);
+        assert.ok(Math.abs(table[8 + 2 * i] - Math.sin(f)) <= 1e-7, `sin of frequency ${i}`);
+        assert.ok(Math.abs(table[8 + 2 * i + 1] - Math.cos(f)) <= 1e-7, `cos of frequency ${i}`);
+      }
+      assert.ok(table.every(Number.isFinite));
+      w.check('configs at the bounds');
+    });
   });
 
   test(`class 6: errors of the right kind, naming the argument [${build.name}]`, async (t) => {

@@ -341,9 +341,9 @@ export function readResolvedConfig(ctx, ropePtr, request) {
   return config;
 }
 
-/** " that keeps <what> at most <limit>" when the module has that limit (for messages). */
-function keeps(limits, what, name) {
-  return limits[name] === undefined ? '' : ` that keeps ${what} at most ${limits[name]} (${name})`;
+/** " that keep(s) <what> at most <limit>" when the module has that limit (for messages). */
+function keeps(limits, what, name, verb = 'keeps') {
+  return limits[name] === undefined ? '' : ` that ${verb} ${what} at most ${limits[name]} (${name})`;
 }
 
 /**
@@ -365,7 +365,8 @@ function refusedOption(status, r, N, limits) {
     case 'PE_ERR_FACTOR': {
       const inv = keeps(limits, 'every inverse frequency', 'PE_ROPE_MAX_INV_FREQ');
       if (r.type === 'longrope' && r.factor === undefined) {
-        return { key: 'shortFactor', value: r.shortFactor, bound: `and ${N('longFactor')} must hold finite numbers > 0${inv}` };
+        const keep = keeps(limits, 'every inverse frequency', 'PE_ROPE_MAX_INV_FREQ', 'keep');
+        return { key: 'shortFactor', value: r.shortFactor, bound: `and ${N('longFactor')} must hold finite numbers > 0${keep}` };
       }
       return { key: 'factor', value: r.factor, bound: `must be a finite number > 0${inv}` };
     }
