@@ -379,6 +379,15 @@ for (const build of BUILDS) {
       assert.equal(detached.length, 0);
       assertThrowsNaming(() => pe.tensor(detached), TypeError, 'tensor', 'detached');
       assertThrowsNaming(() => rope.apply(detached, { shape: [1, 1, 1, 8] }), TypeError, 'rope.apply', 'x', 'detached');
+      const ibuf = new ArrayBuffer(16);
+      const detachedPositions = new Int32Array(ibuf);
+      structuredClone(ibuf, { transfer: [ibuf] });
+      assertThrowsNaming(() => rope.cosSin(detachedPositions), TypeError, 'rope.cosSin', 'positions', 'detached');
+      const L = pe.learned(new Float32Array(8), { dModel: 4 });
+      assertThrowsNaming(() => L.lookup(detachedPositions), TypeError, 'learned.lookup', 'positions', 'detached');
+      L.free();
+      assertThrowsNaming(() => pe.alibiBias(2, 1, 1, { slopes: detached }), TypeError, 'options.slopes', 'detached');
+      assertThrowsNaming(() => rope.cosSin([1], { out: { cos: detached, sin: new Float32Array(4) } }), TypeError, 'options.out.cos', 'detached');
       assertThrowsNaming(() => pe.tensor(Object.create(Float32Array.prototype)), TypeError, 'tensor', 'not a typed array');
       assertThrowsNaming(() => pe.tensor(new Float64Array(2)), TypeError, 'tensor', 'Float32Array');
       rope.free();
