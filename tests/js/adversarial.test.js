@@ -358,6 +358,26 @@ for (const build of BUILDS) {
       assert.deepEqual(pe.alibiBias(2, 2, 2, { slopes: valueFlip([0.5, 0.25], 0, NaN) }), pe.alibiBias(2, 2, 2, { slopes: [0.5, 0.25] }));
       w.check('a changing slope');
     });
+    await t.test('an option that changes between reads: each option is read once', () => {
+      /** options whose `key` reads `first` once, then `later` */
+      const flipping = (base, key, first, later) => {
+        let reads = 0;
+        return Object.defineProperty({ ...base }, key, { enumerable: true, get: () => (reads++ === 0 ? first : later) });
+      };
+      const rng = makeRng(8);
+      const q = randnF32(rng, 2 * 4);
+      const shape = { heads: 2, qLen: 1, kLen: 1, headDim: 4 };
+      assert.deepEqual(pe.attention(q, q, q, flipping({ shape }, 'scale', 0.5, Infinity)).out, pe.attention(q, q, q, { shape, scale: 0.5 }).out);
+      assert.deepEqual(pe.sinusoidal(3, 8, flipping({}, 'base', 100, -1)), pe.sinusoidal(3, 8, { base: 100 }));
+      assert.deepEqual(pe.alibiBias(2, 3, 3, flipping({}, 'causal', true, 'yes')), pe.alibiBias(2, 3, 3, { causal: true }));
+      const r = pe.rope(flipping({ headDim: 8 }, 'base', 500, 0));
+      assert.equal(r.base, 500);
+      const s = pe.rope({ headDim: 8, scaling: flipping({ type: 'linear' }, 'factor', 2, 1e-300) });
+      assert.equal(s.config.scaling.factor, 2);
+      r.free();
+      s.free();
+      w.check('a changing option');
+    });
     await t.test('a position that changes between reads: read once', () => {
       const rope = pe.rope({ headDim: 8 });
       assert.deepEqual(rope.cosSin(valueFlip([3, 4], 1, -5)), rope.cosSin([3, 4]));

@@ -123,7 +123,7 @@ export function resolveRopeOptions(options, names, limits) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw typeError(where, 'options must be an object such as { headDim: 64 }', options);
   }
-  const o = options;
+  const o = { ...options }; // each option read once (a snapshot; scaling likewise below)
   if (names.strict) checkKnownKeys(where, 'options', o, ROPE_KEYS);
   const r = {};
   const maxHeadDim = limit(limits, 'PE_ROPE_MAX_HEAD_DIM');
@@ -152,6 +152,7 @@ export function resolveRopeOptions(options, names, limits) {
   if (typeof s !== 'object' || Array.isArray(s)) {
     throw typeError(where, `${N('scaling')} must be an object such as { type: 'linear', factor: 2 }`, s);
   }
+  s = { ...s };
   if (names.strict) checkKnownKeys(where, N('scaling'), s, SCALING_KEYS);
   const typeName = scalingValue(s, 'type');
   const typeBound = `${N('type')} must be one of ${ROPE_TYPES.map((t) => `'${t}'`).join(', ')}`;
