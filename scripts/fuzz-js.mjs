@@ -100,7 +100,7 @@ if (!isMainThread) {
   const { simd, seed, runs, strict } = workerData;
   if (strict) {
     const { policy } = await import('../tests/js/fuzz/common.js');
-    Object.assign(policy, { unknownKey: 'error', noRope: 'error' });
+    Object.assign(policy, { unknownKey: 'error', hfStrict: 'error' });
   }
   let n = 0;
   const r = await fuzz({

@@ -81,6 +81,8 @@ export function ropeOptions(d) {
     if (needsFactor || s.type === 'yarn' || s.type === 'proportional') {
       sc.factor = s.factor.v;
       plan.part('factor', s.factor.fate);
+      // base and factor bound the frequencies together (theta_i <= 2): an odd one of them may be named as the other
+      if (s.factor.fate !== 'ok' || d.base.fate !== 'ok') plan.part('factor', 'either').part('base', 'either');
     }
     if (s.type === 'dynamic') o.maxPositionEmbeddings = 2048;
     if (s.type === 'yarn') {
@@ -455,8 +457,8 @@ export function ropeSteps(spec, env) {
 // ---- pe.ropeFromHFConfig ----------------------------------------------------------------------------------
 
 export const hfCaseArb = fc.record({
-  hidden: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(64, 128, 256).map((v) => ({ fate: 'ok', v })) }, { weight: 1, arbitrary: fc.constantFrom(0, -64, 2 ** 31, 2 ** 32 + 64, NaN, '128', 100.5).map((v) => ({ fate: 'error', v })) }),
-  heads: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(1, 2, 4, 8).map((v) => ({ fate: 'ok', v })) }, { weight: 1, arbitrary: fc.constantFrom(0, 2 ** 32, 0.5, null).map((v) => ({ fate: 'error', v })) }, { weight: 1, arbitrary: fc.constant({ fate: 'ok', v: 3 }) }),
+  hidden: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(64, 128, 256).map((v) => ({ fate: 'ok', v })) }, { weight: 1, arbitrary: fc.constantFrom(0, -64, 2 ** 31, 2 ** 32 + 64, NaN, '128').map((v) => ({ fate: 'error', v })) }, { weight: 1, arbitrary: fc.constant(100.5).map((v) => ({ fate: policy.hfStrict, v })) }),
+  heads: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(1, 2, 4, 8).map((v) => ({ fate: 'ok', v })) }, { weight: 1, arbitrary: fc.constantFrom(0, 2 ** 32, null).map((v) => ({ fate: 'error', v })) }, { weight: 1, arbitrary: fc.constant(0.5).map((v) => ({ fate: policy.hfStrict, v })) }, { weight: 1, arbitrary: fc.constant({ fate: 'ok', v: 3 }) }),
   theta: baseArb,
   partial: maybe(fc.oneof(fc.constantFrom(0.5, 0.25).map((v) => ({ fate: 'ok', v })), fc.constantFrom(0, -1, NaN, 2, 1e-300).map((v) => ({ fate: 'error', v }))), 0.3),
   scaling: maybe(fc.record({ type: fc.constantFrom('linear', 'dynamic', 'yarn'), factor: factorArb }), 0.4),
@@ -480,7 +482,7 @@ export function hfSteps(spec, env) {
     plan.part('factor', spec.scaling.factor.fate);
   }
   // ALiBi and learned-table models have no RoPE: asking for one throws
-  if (spec.modelType === 'bloom' || spec.modelType === 'gpt2') plan.part('model_type', policy.noRope);
+  if (spec.modelType === 'bloom' || spec.modelType === 'gpt2') plan.part('model_type', policy.hfStrict);
   if (spec.wrap === 'notObject') {
     c = [c];
     plan.part('config', 'error');
