@@ -2,7 +2,7 @@
 // pe.learned (+ lookup, add, free), pe.attention and pe.tensor. See rope-cases.js for the shape of a case.
 import fc from 'fast-check';
 import { policy, maybe, Plan, sizeArb, extraKeyArb, floatDescArb, posDescArb, positionValues, NEVER_FITS, HUGE_REFUSED } from './common.js';
-import { buildFloat, buildPositions, f32Data, proxyOf, changingLength, detached, lookAlike, NASTY_FLOATS, NOT_SIZES } from './values.js';
+import { buildFloat, buildPositions, f32Data, proxyOf, changingLength, changingGetter, detached, lookAlike, NASTY_FLOATS, NOT_SIZES } from './values.js';
 import { refAlibiSlopes, refAlibiBias, refAlibiFromMask, refSinusoidal, compare, allFinite, ANGLE_CHECKED } from './refs.js';
 import { refAttention } from '../attention-ref.js';
 import { refApply } from '../helpers.js';
@@ -71,6 +71,7 @@ export const biasCaseArb = fc.record({
   slopes: slopesArb,
   out: maybe(fc.constantFrom('f32', 'tensor', 'short', 'freed', 'foreign', 'lookalike', 'f64'), 0.35),
   extra: extraKeyArb(['casual', 'slope', 'outs']),
+  changeOut: fc.constantFrom(false, false, false, true),
 });
 export function biasSteps(spec, env) {
   const plan = new Plan('alibiBias');
@@ -108,11 +109,16 @@ export function biasSteps(spec, env) {
     o[spec.extra] = true;
     plan.part(spec.extra, policy.unknownKey);
   }
+  let opts = o;
+  if (spec.changeOut && out !== null && small) {
+    opts = changingGetter(o, 'out', o.out, new Float32Array(1)); // valid on the first read only
+    plan.part('out', 'either');
+  }
   return [
     {
       plan,
       cleanup: () => out?.cleanup(),
-      run: () => env.pe.alibiBias(h.v, q.v, k.v, o),
+      run: () => env.pe.alibiBias(h.v, q.v, k.v, opts),
       check: (r) => {
         if (out !== null && r !== out.value && !(out.value instanceof Float32Array)) return 'alibiBias did not return options.out';
         if (sl !== null && sl.values === null) return null;
@@ -269,7 +275,7 @@ export function sinSteps(spec, env) {
   if (isAdd && spec.positions !== null) {
     const S = small ? sq.v : 1;
     const pd = spec.positions;
-    const n = pd.len === 'batch' ? spec.batch * S : pd.len === 'wrong' ? S + 1 : S;
+    const n = pd.len === 'batch' ? spec.batch * S : pd.len === 'wrong' ? spec.batch * S + 1 : S;
     const built = buildPositions(pd, env, positionValues(pd, n));
     o.positions = built.value;
     plan.part('positions', pd.len === 'wrong' ? 'error' : built.fate);
@@ -363,7 +369,8 @@ export function learnedSteps(spec, env) {
   const wholeRows = spec.table.kind === 'wrongLength' && okD && (tableLen + spec.table.delta) % D === 0 && tableLen + spec.table.delta > 0;
   plan.part('table', wholeRows ? 'either' : table.fate);
   const o = { dModel: D };
-  const offOk = spec.offset === undefined || (Number.isInteger(spec.offset) && spec.offset >= 0 && spec.offset < spec.rows);
+  const rowsHeld = wholeRows ? (tableLen + spec.table.delta) / D : spec.rows;
+  const offOk = spec.offset === undefined || (Number.isInteger(spec.offset) && spec.offset >= 0 && spec.offset < rowsHeld);
   if (spec.offset !== undefined) o.offset = spec.offset;
   plan.part('offset', offOk ? 'ok' : 'error');
   if (!offOk) plan.part('maxLen', 'either'); // a bad offset may show as the maxLen it leaves
@@ -480,6 +487,7 @@ export const attnCaseArb = fc.record({
   v: floatDescArb,
   huge: maybe(fc.constantFrom({ heads: 1, qLen: 16385, kLen: 32768, headDim: 1, returnWeights: true }, { heads: 2 ** 16, qLen: 2 ** 16, kLen: 1, headDim: 1 }, { heads: 1, qLen: 1, kLen: 2 ** 31, headDim: 2 }, { heads: 2 ** 32 + 1, qLen: 1, kLen: 1, headDim: 1 }), 0.06),
   extra: extraKeyArb(['causual', 'positionIds', 'scales', 'mask_']),
+  changeShape: fc.constantFrom(false, false, false, false, true),
 });
 
 export function attnSteps(spec, env) {
@@ -593,6 +601,10 @@ export function attnSteps(spec, env) {
     o[spec.extra] = 1;
     plan.part(spec.extra, policy.unknownKey);
   }
+  if (spec.changeShape && spec.huge === null) {
+    o.shape = changingGetter(shape, 'qLen', shape.qLen, 2 ** 20); // right on the first read only
+    plan.part('shape', 'either').part('qLen', 'either').part('q', 'either');
+  }
   return [
     {
       plan,
@@ -616,7 +628,7 @@ export function attnSteps(spec, env) {
             refOpts.rope = ropeRef;
           }
         }
-        const ref = refAttention(qd, k.expected, v.expected, shape, refOpts);
+        const ref = refAttention(qd, k.expected, v.expected, { ...shape, qLen: Sq }, refOpts);
         const bad = compare('attention.out', got, ref.out, () => 5e-5);
         if (bad || spec.returnWeights !== true) return bad;
         if (!r.weights) return 'returnWeights: no weights';

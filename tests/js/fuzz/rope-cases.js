@@ -155,9 +155,9 @@ export const methodArb = fc.oneof(
     positions: maybe(posDescArb, 0.6),
     inverse: fc.constantFrom(undefined, false, true, 1),
     seqLen: seqLenArb,
-    k: maybe(fc.record({ desc: floatDescArb, kHeads: maybe(sizeArb(1, 3, { huge: false }), 0.4) }), 0.35),
+    k: maybe(fc.record({ desc: floatDescArb, kHeads: maybe(sizeArb(1, 3, { huge: false }), 0.4), same: fc.constantFrom(false, false, false, false, true) }), 0.35),
     extra: extraKeyArb(['position', 'shapes', 'offsets', 'Layout']),
-    hostile: fc.constantFrom(null, null, null, null, null, null, 'throwShape', 'changeShape', 'proxyShape', 'shapeLen'),
+    hostile: fc.constantFrom(null, null, null, null, null, null, null, null, 'throwShape', 'changeShape', 'proxyShape', 'shapeLen', 'proxyOptions', 'changePositions'),
   }),
   fc.record({
     m: fc.constant('rerotate'),
@@ -176,7 +176,7 @@ export const methodArb = fc.oneof(
 
 /** positions (n of them) from a description: { value, fate, values }, n adjusted for the 'wrong' length. */
 function positionsFor(pd, env, nSeq, nBatch) {
-  let n = pd.len === 'batch' ? nBatch : pd.len === 'wrong' ? nSeq + 1 : nSeq;
+  let n = pd.len === 'batch' ? nBatch : pd.len === 'wrong' ? nBatch + 1 : nSeq; // nBatch + 1: neither seq nor batch * seq
   if (pd.len === 'batch' && nBatch === nSeq) n = nSeq;
   const built = buildPositions(pd, env, positionValues(pd, n));
   const lengthOk = pd.len !== 'wrong';
@@ -336,10 +336,16 @@ function applyStep(m, rope, env, D) {
       plan.part('kHeads', m.k.kHeads.fate);
       if (m.k.kHeads.fate === 'ok') kH = m.k.kHeads.v;
     }
-    k = buildFloat(m.k.desc, env, small ? B * S * kH * D : D);
+    if (m.k.same && x.fate === 'ok' && small) {
+      // k is x itself (or its view): each would be rotated twice; must be refused as overlapping
+      k = { value: x.value, fate: 'error', expected: null, cleanup() {} };
+    } else {
+      k = buildFloat(m.k.desc, env, small ? B * S * kH * D : D);
+    }
+    if (k.value === null) k = { value: null, fate: 'ok', expected: null, cleanup() {} }; // k: null means no keys
     o.k = k.value;
     plan.part('k', small ? k.fate : 'either');
-    // x and k both views into one tensor's memory would overlap; the builders never make them overlap
+    if (m.k.same) plan.part('x', 'either').part('overlap', 'either');
   }
   if (m.extra !== null) {
     o[m.extra] = 1;
@@ -348,12 +354,19 @@ function applyStep(m, rope, env, D) {
   let options = o;
   if (m.hostile === 'throwShape') options = throwingGetter(o, 'shape');
   if (m.hostile === 'changeShape') {
-    options = changingGetter(o, 'shape', o.shape, [B, S * 1000003, H, D]);
+    options = changingGetter(o, 'shape', o.shape, [B, small ? S * 1000003 : 2 ** 31, H, D]);
     plan.part('shape', 'either');
   }
   if (m.hostile === 'proxyShape') {
     options = { ...o, shape: proxyOf(o.shape, { lengthSeq: [4, 2 ** 31] }) };
     plan.part('shape', 'either');
+  }
+  if (m.hostile === 'proxyOptions') {
+    options = new Proxy(o, {}); // a Proxy options object: an object like any other
+  }
+  if (m.hostile === 'changePositions' && pos !== null && pos.values !== null) {
+    options = changingGetter(o, 'positions', o.positions, Int32Array.from({ length: o.positions.length ?? 1 }, () => -5));
+    plan.part('positions', 'either');
   }
   if (m.hostile === 'shapeLen') {
     options = { ...o, shape: [B, S, H, D, 1] };
@@ -369,7 +382,7 @@ function applyStep(m, rope, env, D) {
     run: () => rope.apply(x.value, options),
     check: (r) => {
       if (!m.hostile?.endsWith('Shape') && r !== x.value && !(x.value instanceof Float32Array)) return 'apply did not return x';
-      if (x.expected === null || (pos !== null && pos.values === null) || m.hostile === 'changeShape' || m.hostile === 'proxyShape') return null;
+      if (x.expected === null || (pos !== null && pos.values === null) || ['changeShape', 'proxyShape', 'changePositions'].includes(m.hostile)) return null;
       const got = r.array ?? r; // a tensor, or x (or a fresh view of it)
       const positions = pos !== null ? pos.values : Array.from({ length: S }, (_, i) => i);
       const maxP = positions.length ? Math.max(...positions) : 0;
@@ -380,7 +393,7 @@ function applyStep(m, rope, env, D) {
       const scale = inverse ? 1 / f.scale : f.scale;
       const shape = [B, S, H, D];
       const bad = checkRotation('x', got, x.expected, { shape, layout, positions, invFreq: f.inv, pairing: rope.pairing, scale, inverse });
-      if (bad || k === null || k.expected === null) return bad;
+      if (bad || k === null || k.value === null || k.expected === null) return bad;
       const kGot = k.value.array ?? k.value;
       return checkRotation('options.k', kGot, k.expected, { shape: [B, S, kH, D], layout, positions, invFreq: f.inv, pairing: rope.pairing, scale, inverse });
     },
@@ -480,6 +493,8 @@ export function hfSteps(spec, env) {
   if (spec.scaling !== null) {
     c.rope_scaling = { rope_type: spec.scaling.type, factor: spec.scaling.factor.v, original_max_position_embeddings: 2048 };
     plan.part('factor', spec.scaling.factor.fate);
+    // rope_theta and the factor bound the frequencies together: an odd one may be named as the other
+    if (spec.scaling.factor.fate !== 'ok' || spec.theta.fate !== 'ok') plan.part('factor', 'either').part('rope_theta', 'either');
   }
   // ALiBi and learned-table models have no RoPE: asking for one throws
   if (spec.modelType === 'bloom' || spec.modelType === 'gpt2') plan.part('model_type', policy.hfStrict);
