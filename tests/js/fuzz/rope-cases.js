@@ -342,7 +342,10 @@ function applyStep(m, rope, env, D) {
     } else {
       k = buildFloat(m.k.desc, env, small ? B * S * kH * D : D);
     }
-    if (k.value === null) k = { value: null, fate: 'ok', expected: null, cleanup() {} }; // k: null means no keys
+    if (k.value === null) {
+      k = { value: null, fate: 'ok', expected: null, cleanup() {} }; // k: null means no keys
+      if (m.k.kHeads !== null) plan.part('kHeads', 'error'); // the head count of keys that are not there
+    }
     o.k = k.value;
     plan.part('k', small ? k.fate : 'either');
     if (m.k.same) plan.part('x', 'either').part('overlap', 'either');
