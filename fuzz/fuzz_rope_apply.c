@@ -29,7 +29,9 @@ static int make_rope(fuzz_input *in) {
 
 static int32_t apply(float *x, const float *cos, const float *sin, int32_t B, int32_t S, int32_t H, int32_t layout,
                      int32_t per_batch, int32_t rotation) {
-    return pe_rope_apply(&rope, x, cos, sin, B, S, H, layout, per_batch, rotation);
+    const pe_rope_apply_config ac = {
+        .batch = B, .seq = S, .heads = H, .layout = layout, .per_batch_rows = per_batch, .rotation = rotation};
+    return pe_rope_apply(&rope, x, cos, sin, &ac);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

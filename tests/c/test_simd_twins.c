@@ -96,8 +96,10 @@ static pe_rope_config random_rope_config(pe_rng *rng, double factors[2][PE_ROPE_
 static void rope_apply_both(const pe_rope *rope, float *x_scalar, float *x_simd, const float *cos,
                             const float *sin, int32_t B, int32_t S, int32_t H, int32_t layout, int32_t per_batch,
                             int32_t rotation, pe_status *st_scalar, pe_status *st_simd) {
-    *st_scalar = pe_rope_apply(rope, x_scalar, cos, sin, B, S, H, layout, per_batch, rotation);
-    *st_simd = simd_pe_rope_apply(rope, x_simd, cos, sin, B, S, H, layout, per_batch, rotation);
+    const pe_rope_apply_config ac = {
+        .batch = B, .seq = S, .heads = H, .layout = layout, .per_batch_rows = per_batch, .rotation = rotation};
+    *st_scalar = pe_rope_apply(rope, x_scalar, cos, sin, &ac);
+    *st_simd = simd_pe_rope_apply(rope, x_simd, cos, sin, &ac);
 }
 
 static void test_rope(void) {
