@@ -17,11 +17,10 @@
 // Errors name the config.json key, e.g. "ropeFromHFConfig: rope_scaling.factor must be a finite number > 0".
 
 import { checkOptions, typeError, rangeError, checkEnum } from './errors.js';
-import { resolveRopeOptions, createRope, PAIRINGS, SNAKE } from './rope.js';
+import { resolveRopeOptions, PAIRINGS, SNAKE } from './rope-options.js';
+import { createRope } from './rope.js';
 
 const WHERE = 'ropeFromHFConfig';
-
-
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
 
@@ -168,5 +167,5 @@ export function ropeOptionsFromHFConfig(config, options) {
 /** pe.ropeFromHFConfig(config, options?) */
 export function ropeFromHFConfig(ctx, config, options) {
   const { ropeOptions, names } = ropeOptionsFromHFConfig(config, options);
-  return createRope(ctx, resolveRopeOptions(ropeOptions, names), WHERE);
+  return createRope(ctx, resolveRopeOptions(ropeOptions, names, ctx.limits), names);
 }

@@ -31,7 +31,7 @@ export default init;
 export interface Tensor {
   /**
    * A view of the data. Re-derived whenever the wasm memory has grown (any posenc call may grow it), so read
-   * it again after each call instead of keeping it. Throws after free().
+   * it again after each call instead of keeping it. Throws a TypeError after free().
    */
   readonly array: Float32Array;
   readonly length: number;
@@ -103,14 +103,22 @@ export interface RopeOptions {
   headDim: number;
   /** Dimensions rotated per head: even, 2..headDim; default headDim. HF: int(head_dim * partial_rotary_factor). */
   rotaryDim?: number;
-  /** rope_theta: finite, > 0, != 1; default 10000. */
+  /** rope_theta: finite, > 0 (and != 1 for 'yarn'); default 10000. */
   base?: number;
   /** Default 'half'. */
   pairing?: Pairing;
   /** dynamic: required. yarn / longrope: used for the default factor and original max. */
   maxPositionEmbeddings?: number;
-  /** Default: no scaling ({ type: 'default' }). */
+  /** Default: no scaling ({ type: 'default' }). Unknown keys, here and in scaling, are TypeErrors. */
   scaling?: RopeScaling | null;
+}
+
+/** A rope's resolved config: what the C core resolved, in RopeOptions' shape, so pe.rope(config) rebuilds it. */
+export interface RopeConfig extends RopeOptions {
+  base: number;
+  pairing: Pairing;
+  /** Only the fields its type reads, every default filled in. */
+  scaling: RopeScaling & { type: RopeType };
 }
 
 export interface ApplyOptions {
@@ -172,8 +180,12 @@ export interface Rope {
   readonly pairing: Pairing;
   readonly type: RopeType;
   readonly base: number;
-  /** The resolved options, defaults filled in the way Hugging Face does (a fresh copy each time). */
-  readonly config: Readonly<Record<string, unknown>>;
+  /**
+   * The resolved config, read back from the C core (defaults filled in the way Hugging Face does), in
+   * pe.rope()'s option shape: pe.rope({ ...rope.config, headDim: 24 }) is the same RoPE for another head size.
+   * rotaryDim appears only when partial. A fresh copy each time.
+   */
+  readonly config: RopeConfig;
   readonly freed: boolean;
 
   /** Inverse frequencies, float32. seqLen matters for dynamic and longrope; default none (HF's seq_len=None). */
