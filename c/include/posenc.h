@@ -70,19 +70,25 @@ typedef enum pe_status {
     PE_ERR_NULL,               /* a required pointer is NULL */
     PE_ERR_HEAD_DIM,           /* head_dim must be even and in [2, PE_ROPE_MAX_HEAD_DIM] */
     PE_ERR_ROTARY_DIM,         /* rotary_dim must be even and in [2, head_dim] */
-    PE_ERR_BASE,               /* base (rope_theta) must be finite and > 0 (and != 1) */
-    PE_ERR_FACTOR,             /* a scaling factor must be finite and > 0 */
+    PE_ERR_BASE,               /* base (rope_theta) must be finite and > 0, and keep every frequency of the
+                                  encoding at most PE_MAX_FREQUENCY; yarn: also != 1 (see "base == 1") */
+    PE_ERR_FACTOR,             /* a scaling factor must be finite and > 0, and keep every inverse frequency at
+                                  most PE_ROPE_MAX_INV_FREQ */
     PE_ERR_ROPE_TYPE,          /* unknown rope type */
     PE_ERR_PAIRING,            /* unknown pairing */
     PE_ERR_LAYOUT,             /* unknown layout */
     PE_ERR_MISSING_FIELD,      /* a field this rope type requires is zero / NULL */
     PE_ERR_FIELD_VALUE,        /* a field has a value outside its documented range */
     PE_ERR_POSITION,           /* a position is negative */
-    PE_ERR_SHAPE,              /* a dimension is < 1 or the sizes do not fit together */
+    PE_ERR_SHAPE,              /* a dimension is out of range, the sizes do not fit together, or an element
+                                  count cannot be addressed with size_t (see "Sizes" above) */
     PE_ERR_SEQ_LEN,            /* seq_len is negative (other than PE_SEQ_LEN_FROM_POSITIONS) */
     PE_ERR_HEADS,              /* kv_heads does not divide heads, or a head count is < 1 */
     PE_ERR_SCALE,              /* a scale is not finite */
     PE_ERR_OUT_OF_RANGE,       /* an index (a learned-table row) is past the end */
+    PE_ERR_ATTENTION_FACTOR,   /* RoPE's attention factor (attention_factor, or the one yarn derives from
+                                  mscale / mscale_all_dim, or longrope's) is not finite or its magnitude
+                                  exceeds PE_ROPE_MAX_SCALE */
     PE_STATUS_COUNT
 } pe_status;
 

@@ -278,22 +278,46 @@ for (const build of BUILDS) {
     });
   });
 
-  test(`class 5 (JS side): an attention factor that overflows float32 is refused at construction [${build.name}]`, async () => {
+  test(`class 5: configs whose angles or factors leave the finite range are refused, naming the field and the bound [${build.name}]`, async (t) => {
     const pe = await loadBuild(build.simd);
     const w = makeWitness(pe);
-    assertThrowsNaming(
-      () => pe.rope({ headDim: 64, scaling: { type: 'yarn', factor: 4, originalMaxPositionEmbeddings: 4096, mscale: 1e300, mscaleAllDim: 1 } }),
-      RangeError,
-      'attention factor',
-      'scaling.mscale',
-    );
-    assertThrowsNaming(
-      () => pe.rope({ headDim: 64, scaling: { type: 'yarn', factor: 4, originalMaxPositionEmbeddings: 4096, attentionFactor: 1e39 } }),
-      RangeError,
-      'attention factor',
-      'scaling.attentionFactor',
-    );
-    w.check('class 5');
+    const yarn = { type: 'yarn', factor: 4, originalMaxPositionEmbeddings: 4096 };
+    const cases = [
+      // 2147483647 * (1 / 1e-10) reached 2^56, where cos/sin left [-1, 1] (cos ~ 4.8e18)
+      ['linear factor 1e-10', () => pe.rope({ headDim: 2, scaling: { type: 'linear', factor: 1e-10 } }), 'scaling.factor', 'PE_ROPE_MAX_INV_FREQ', 'got 1e-10'],
+      ['linear factor 1e-309 (an infinite frequency, NaN angles)', () => pe.rope({ headDim: 2, scaling: { type: 'linear', factor: 1e-309 } }), 'scaling.factor', 'got 1e-309'],
+      ['base 5e-324 (infinite frequencies)', () => pe.rope({ headDim: 64, base: 5e-324 }), 'base', 'PE_MAX_FREQUENCY', 'got 5e-324'],
+      ['llama3 over a base below 1', () => pe.rope({ headDim: 64, base: 0.001, scaling: { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 } }), 'base', 'got 0.001'],
+      ['longrope short factors 1e-300', () => pe.rope({ headDim: 64, scaling: { type: 'longrope', originalMaxPositionEmbeddings: 4096, shortFactor: new Array(32).fill(1e-300), longFactor: new Array(32).fill(1) } }), 'scaling.shortFactor', 'scaling.longFactor'],
+      ['yarn mscale 1e300 (an infinite attention factor)', () => pe.rope({ headDim: 64, scaling: { ...yarn, mscale: 1e300, mscaleAllDim: 1 } }), 'attention factor', 'scaling.mscale', 'PE_ROPE_MAX_SCALE'],
+      ['yarn attentionFactor 1e39', () => pe.rope({ headDim: 64, scaling: { ...yarn, attentionFactor: 1e39 } }), 'attention factor', 'scaling.attentionFactor', 'got 1e+39'],
+      ['sinusoidal base 5e-324 (six non-finite values)', () => pe.sinusoidal(2, 8, { base: 5e-324 }), 'sinusoidal', 'options.base', 'PE_MAX_FREQUENCY', 'got 5e-324'],
+      ['sinusoidal.add base 5e-324', () => pe.sinusoidal.add(new Float32Array(8), { shape: [1, 1, 8], base: 5e-324 }), 'sinusoidal.add', 'options.base'],
+    ];
+    for (const [name, fn, ...needles] of cases) {
+      await t.test(name, () => {
+        assertThrowsNaming(fn, RangeError, ...needles);
+        w.check(name);
+      });
+    }
+    await t.test('configs at the bounds are accepted and give finite, right numbers', () => {
+      // inverse frequency 2 exactly (the bound): the largest angle is 2 * (2^31 - 1), reduced exactly in double
+      const r = pe.rope({ headDim: 2, scaling: { type: 'linear', factor: 0.5 } });
+      const p = 2147483647;
+      const { cos, sin } = r.cosSin([p, 1]);
+      assert.ok(Math.abs(cos[0] - Math.cos(2 * p)) <= 1e-7 && Math.abs(sin[0] - Math.sin(2 * p)) <= 1e-7, `cos/sin at ${p}: ${cos[0]}, ${sin[0]}`);
+      assert.ok(Math.abs(cos[1] - Math.cos(2)) <= 1e-7, `cos(2): ${cos[1]}`);
+      r.free();
+      // sinusoidal base 0.5: frequencies 2^(i/4) for i < 4, all <= 2
+      const table = pe.sinusoidal(2, 8, { base: 0.5 });
+      for (let i = 0; i < 4; i++) {
+        const f = 2 ** (i / 4);
+        assert.ok(Math.abs(table[8 + 2 * i] - Math.sin(f)) <= 1e-7, `sin of frequency ${i}`);
+        assert.ok(Math.abs(table[8 + 2 * i + 1] - Math.cos(f)) <= 1e-7, `cos of frequency ${i}`);
+      }
+      assert.ok(table.every(Number.isFinite));
+      w.check('configs at the bounds');
+    });
   });
 
   test(`class 6: errors of the right kind, naming the argument [${build.name}]`, async (t) => {
@@ -334,6 +358,26 @@ for (const build of BUILDS) {
       assert.deepEqual(pe.alibiBias(2, 2, 2, { slopes: valueFlip([0.5, 0.25], 0, NaN) }), pe.alibiBias(2, 2, 2, { slopes: [0.5, 0.25] }));
       w.check('a changing slope');
     });
+    await t.test('an option that changes between reads: each option is read once', () => {
+      /** options whose `key` reads `first` once, then `later` */
+      const flipping = (base, key, first, later) => {
+        let reads = 0;
+        return Object.defineProperty({ ...base }, key, { enumerable: true, get: () => (reads++ === 0 ? first : later) });
+      };
+      const rng = makeRng(8);
+      const q = randnF32(rng, 2 * 4);
+      const shape = { heads: 2, qLen: 1, kLen: 1, headDim: 4 };
+      assert.deepEqual(pe.attention(q, q, q, flipping({ shape }, 'scale', 0.5, Infinity)).out, pe.attention(q, q, q, { shape, scale: 0.5 }).out);
+      assert.deepEqual(pe.sinusoidal(3, 8, flipping({}, 'base', 100, -1)), pe.sinusoidal(3, 8, { base: 100 }));
+      assert.deepEqual(pe.alibiBias(2, 3, 3, flipping({}, 'causal', true, 'yes')), pe.alibiBias(2, 3, 3, { causal: true }));
+      const r = pe.rope(flipping({ headDim: 8 }, 'base', 500, 0));
+      assert.equal(r.base, 500);
+      const s = pe.rope({ headDim: 8, scaling: flipping({ type: 'linear' }, 'factor', 2, 1e-300) });
+      assert.equal(s.config.scaling.factor, 2);
+      r.free();
+      s.free();
+      w.check('a changing option');
+    });
     await t.test('a position that changes between reads: read once', () => {
       const rope = pe.rope({ headDim: 8 });
       assert.deepEqual(rope.cosSin(valueFlip([3, 4], 1, -5)), rope.cosSin([3, 4]));
@@ -355,6 +399,15 @@ for (const build of BUILDS) {
       assert.equal(detached.length, 0);
       assertThrowsNaming(() => pe.tensor(detached), TypeError, 'tensor', 'detached');
       assertThrowsNaming(() => rope.apply(detached, { shape: [1, 1, 1, 8] }), TypeError, 'rope.apply', 'x', 'detached');
+      const ibuf = new ArrayBuffer(16);
+      const detachedPositions = new Int32Array(ibuf);
+      structuredClone(ibuf, { transfer: [ibuf] });
+      assertThrowsNaming(() => rope.cosSin(detachedPositions), TypeError, 'rope.cosSin', 'positions', 'detached');
+      const L = pe.learned(new Float32Array(8), { dModel: 4 });
+      assertThrowsNaming(() => L.lookup(detachedPositions), TypeError, 'learned.lookup', 'positions', 'detached');
+      L.free();
+      assertThrowsNaming(() => pe.alibiBias(2, 1, 1, { slopes: detached }), TypeError, 'options.slopes', 'detached');
+      assertThrowsNaming(() => rope.cosSin([1], { out: { cos: detached, sin: new Float32Array(4) } }), TypeError, 'options.out.cos', 'detached');
       assertThrowsNaming(() => pe.tensor(Object.create(Float32Array.prototype)), TypeError, 'tensor', 'not a typed array');
       assertThrowsNaming(() => pe.tensor(new Float64Array(2)), TypeError, 'tensor', 'Float32Array');
       rope.free();

@@ -35,7 +35,7 @@ import {
 } from './memory.js';
 import { ropeHandle, LAYOUTS } from './rope.js';
 import { writeSlopes } from './alibi.js';
-import { readLayout } from './abi.js';
+import { readLayout, limit } from './abi.js';
 
 const CONFIG_FIELDS = ['batch', 'heads', 'kv_heads', 'q_len', 'k_len', 'head_dim', 'layout', 'causal', 'scale',
   'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len', 'k_rotated'];
@@ -150,7 +150,7 @@ export function attention(ctx, q, k, v, options) {
   }
   const o = checkOptions(where, 'options', options);
   const s = readShape(where, o.shape);
-  const layout = LAYOUTS.indexOf(checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS));
+  const layout = limit(ctx.limits, `PE_LAYOUT_${checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS).toUpperCase()}`);
   const causal = o.causal ?? false;
   if (typeof causal !== 'boolean') throw typeError(where, 'options.causal must be a boolean', causal);
   const returnWeights = o.returnWeights ?? false;

@@ -87,13 +87,17 @@ export function checkEnum(where, name, v, allowed) {
   throw rangeError(where, `${name} must be one of ${list}`, v);
 }
 
-/** A plain options object (or undefined/null, which mean {}). */
+/**
+ * A plain options object (or undefined/null, which mean {}), as a snapshot: each own option is read once,
+ * here, so a getter or Proxy that changes its answer cannot pass a check with one value and reach the C core
+ * with another.
+ */
 export function checkOptions(where, name, v) {
   if (v === undefined || v === null) return {};
   if (typeof v !== 'object' || Array.isArray(v) || ArrayBuffer.isView(v)) {
     throw typeError(where, `${name} must be an options object`, v);
   }
-  return v;
+  return { ...v };
 }
 
 /**

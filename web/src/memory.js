@@ -102,6 +102,12 @@ export function isDetached(a) {
   }
 }
 
+function detachedError(where, name, tag) {
+  return new TypeError(
+    `${where}: ${name} is a detached ${tag} (its buffer was transferred, or the wasm memory grew since it was taken: read tensor.array again)`,
+  );
+}
+
 function notRealMessage(name, bound) {
   return `${name} must be ${bound}; an object with a typed array's prototype or a Proxy is not a typed array`;
 }
@@ -280,9 +286,7 @@ export function createTensor(heap, lengthOrArray) {
   } else if (typedArrayTag(lengthOrArray) === 'Float32Array') {
     source = lengthOrArray;
     length = viewLength(source);
-    if (length === 0 && isDetached(source)) {
-      throw new TypeError(`${where}: the Float32Array argument is detached (its buffer was transferred or the wasm memory grew)`);
-    }
+    if (length === 0 && isDetached(source)) throw detachedError(where, 'the argument', 'Float32Array');
     if (length > MAX_TENSOR_LENGTH) throw rangeError(where, `length must be at most ${MAX_TENSOR_LENGTH}`, length);
     if (heap.holds(source)) source = new Float32Array(source); // malloc below may detach it
   } else if (posesAsTypedArray(lengthOrArray)) {
@@ -350,12 +354,8 @@ export function locateFloat32(heap, x, n, where, name, what = 'the product of sh
   }
   if (typedArrayTag(x) !== 'Float32Array') throw float32TypeError(where, name, x);
   const length = viewLength(x);
+  if (length === 0 && isDetached(x)) throw detachedError(where, name, 'Float32Array');
   if (length !== n) {
-    if (length === 0 && isDetached(x)) {
-      throw new TypeError(
-        `${where}: ${name} is a detached Float32Array (its buffer was transferred, or the wasm memory grew since it was taken; read tensor.array again)`,
-      );
-    }
     throw new RangeError(`${where}: ${name}.length must equal ${what} (${n}), got ${length}`);
   }
   return viewBuffer(x) === heap.buffer ? viewByteOffset(x) : -1;
@@ -428,6 +428,7 @@ export function int32sLength(where, name, values, bound, lengthRead) {
       throw typeError(where, `${name} must be an Int32Array or an array of integers (each ${bound})`, values);
     }
     n = viewLength(values);
+    if (n === 0 && isDetached(values)) throw detachedError(where, name, tag);
   } else if (posesAsTypedArray(values)) {
     throw typeError(where, notRealMessage(name, `an Int32Array or an array of integers (each ${bound})`), values);
   } else if (values !== null && typeof values === 'object') {
@@ -498,7 +499,9 @@ export function numbersLength(where, name, values, bound) {
   const tag = typedArrayTag(values);
   if (tag !== undefined) {
     if (tag === 'BigInt64Array' || tag === 'BigUint64Array') throw typeError(where, `${name} must be ${bound}`, values);
-    return viewLength(values);
+    const n = viewLength(values);
+    if (n === 0 && isDetached(values)) throw detachedError(where, name, tag);
+    return n;
   }
   if (posesAsTypedArray(values)) throw typeError(where, notRealMessage(name, bound), values);
   if (values === null || typeof values !== 'object') throw typeError(where, `${name} must be ${bound}`, values);

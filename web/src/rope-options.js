@@ -16,6 +16,16 @@ import { readLayout, limit } from './abi.js';
 export const ROPE_TYPES = Object.freeze(['default', 'linear', 'dynamic', 'yarn', 'longrope', 'llama3', 'proportional']);
 export const PAIRINGS = Object.freeze(['half', 'interleaved']);
 
+// Option values -> the names of their C enum values (the values come from the module: abi.js readLimits).
+const ROPE_TYPE_CODE = Object.freeze(Object.fromEntries(ROPE_TYPES.map((t) => [t, `PE_ROPE_${t.toUpperCase()}`])));
+const PAIRING_CODE = Object.freeze({ half: 'PE_PAIRING_HALF', interleaved: 'PE_PAIRING_INTERLEAVED' });
+
+/** The option value whose C enum value is `code`. */
+function nameOfCode(limits, codes, code) {
+  for (const [name, macro] of Object.entries(codes)) if (limits[macro] === code) return name;
+  throw new Error(`posenc: the wasm module reports an enum value ${code} this wrapper does not know; rebuild the wasm and the JS together`);
+}
+
 // camelCase option -> HF snake_case spelling accepted inside `scaling` (hf-config.js reads it too).
 export const SNAKE = Object.freeze({
   type: 'rope_type',
@@ -113,7 +123,7 @@ export function resolveRopeOptions(options, names, limits) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw typeError(where, 'options must be an object such as { headDim: 64 }', options);
   }
-  const o = options;
+  const o = { ...options }; // each option read once (a snapshot; scaling likewise below)
   if (names.strict) checkKnownKeys(where, 'options', o, ROPE_KEYS);
   const r = {};
   const maxHeadDim = limit(limits, 'PE_ROPE_MAX_HEAD_DIM');
@@ -142,6 +152,7 @@ export function resolveRopeOptions(options, names, limits) {
   if (typeof s !== 'object' || Array.isArray(s)) {
     throw typeError(where, `${N('scaling')} must be an object such as { type: 'linear', factor: 2 }`, s);
   }
+  s = { ...s };
   if (names.strict) checkKnownKeys(where, N('scaling'), s, SCALING_KEYS);
   const typeName = scalingValue(s, 'type');
   const typeBound = `${N('type')} must be one of ${ROPE_TYPES.map((t) => `'${t}'`).join(', ')}`;
@@ -258,8 +269,8 @@ export function writeRopeConfig(ctx, r) {
   i32('head_dim', r.headDim);
   i32('rotary_dim', r.rotaryDim);
   f64('base', r.base);
-  i32('type', ROPE_TYPES.indexOf(r.type));
-  i32('pairing', PAIRINGS.indexOf(r.pairing));
+  i32('type', limit(ctx.limits, ROPE_TYPE_CODE[r.type]));
+  i32('pairing', limit(ctx.limits, PAIRING_CODE[r.pairing]));
   f64('factor', r.factor);
   i32('max_position_embeddings', r.maxPositionEmbeddings);
   i32('original_max_position_embeddings', r.originalMaxPositionEmbeddings);
@@ -298,7 +309,7 @@ export function readResolvedConfig(ctx, ropePtr, request) {
   const off = layout.offsets;
   const i32 = (name) => dv.getInt32(base + off[name], true);
   const f64 = (name) => dv.getFloat64(base + off[name], true);
-  const type = ROPE_TYPES[i32('type')];
+  const type = nameOfCode(ctx.limits, ROPE_TYPE_CODE, i32('type'));
   const all = {
     factor: f64('factor'),
     originalMaxPositionEmbeddings: i32('original_max_position_embeddings'),
@@ -324,16 +335,16 @@ export function readResolvedConfig(ctx, ropePtr, request) {
   const rotaryDim = i32('rotary_dim');
   if (rotaryDim !== config.headDim) config.rotaryDim = rotaryDim;
   config.base = f64('base');
-  config.pairing = PAIRINGS[i32('pairing')];
+  config.pairing = nameOfCode(ctx.limits, PAIRING_CODE, i32('pairing'));
   const maxPos = i32('max_position_embeddings');
   if (maxPos !== 0) config.maxPositionEmbeddings = maxPos;
   config.scaling = scaling;
   return config;
 }
 
-/** " that keeps <what> at most <limit>" when the module has that limit (for messages). */
-function keeps(limits, what, name) {
-  return limits[name] === undefined ? '' : ` that keeps ${what} at most ${limits[name]} (${name})`;
+/** " that keep(s) <what> at most <limit>" when the module has that limit (for messages). */
+function keeps(limits, what, name, verb = 'keeps') {
+  return limits[name] === undefined ? '' : ` that ${verb} ${what} at most ${limits[name]} (${name})`;
 }
 
 /**
@@ -355,7 +366,8 @@ function refusedOption(status, r, N, limits) {
     case 'PE_ERR_FACTOR': {
       const inv = keeps(limits, 'every inverse frequency', 'PE_ROPE_MAX_INV_FREQ');
       if (r.type === 'longrope' && r.factor === undefined) {
-        return { key: 'shortFactor', value: r.shortFactor, bound: `and ${N('longFactor')} must hold finite numbers > 0${inv}` };
+        const keep = keeps(limits, 'every inverse frequency', 'PE_ROPE_MAX_INV_FREQ', 'keep');
+        return { key: 'shortFactor', value: r.shortFactor, bound: `and ${N('longFactor')} must hold finite numbers > 0${keep}` };
       }
       return { key: 'factor', value: r.factor, bound: `must be a finite number > 0${inv}` };
     }

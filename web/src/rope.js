@@ -253,7 +253,11 @@ class Rope {
 
     const l = o.layout;
     const layout =
-      l === undefined || l === null || l === 'bshd' ? 0 : l === 'bhsd' ? 1 : LAYOUTS.indexOf(checkEnum(APPLY, 'options.layout', l, LAYOUTS));
+      l === undefined || l === null || l === 'bshd'
+        ? st.layoutBshd
+        : l === 'bhsd'
+          ? st.layoutBhsd
+          : checkEnum(APPLY, 'options.layout', l, LAYOUTS); // throws
     const inv = o.inverse;
     if (inv !== undefined && inv !== null && typeof inv !== 'boolean') throw typeError(APPLY, 'options.inverse must be a boolean', inv);
     const inverse = inv === true;
@@ -356,7 +360,7 @@ class Rope {
       const sinPtr = heap.scratch(SLOT.SIN, st.nFreq * 4);
       check(st, where, ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, 1, sl, 1 / st.scale));
       const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
-      check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, 0, 0, rotation)));
+      check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
     }
     return returnFloat32(heap, x, xLoc, xPtr, total);
   }
@@ -425,6 +429,8 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     inverseScale: 1 / (scale * scale), // the extra scale of inverse tables
     seqLenNone: BigInt(limit(limits, 'PE_SEQ_LEN_NONE')),
     seqLenFromPositions: BigInt(limit(limits, 'PE_SEQ_LEN_FROM_POSITIONS')),
+    layoutBshd: limit(limits, 'PE_LAYOUT_BSHD'),
+    layoutBhsd: limit(limits, 'PE_LAYOUT_BHSD'),
     rotateForward: limit(limits, 'PE_ROTATE_FORWARD'),
     rotateInverse: limit(limits, 'PE_ROTATE_INVERSE'),
     // the table cache (rope-table.js)

@@ -20,15 +20,11 @@ import {
   stageFloat32,
   returnFloat32,
 } from './memory.js';
-import { readLayout } from './abi.js';
+import { readLayout, limit } from './abi.js';
 
 export const SINUSOIDAL_PAIRINGS = Object.freeze(['interleaved', 'half']);
 export const SINUSOIDAL_VARIANTS = Object.freeze(['paper', 'tensor2tensor']);
 
-// pe_sinusoidal_variant
-const VARIANT_INTERLEAVED = 0;
-const VARIANT_HALF = 1;
-const VARIANT_TENSOR2TENSOR = 2;
 
 const POSITION_BOUND = `an integer in [0, ${INT32_MAX}]`;
 const CONFIG_FIELDS = ['base', 'offset', 'variant', 'use_padding_idx', 'padding_idx'];
@@ -54,7 +50,7 @@ function resolveOptions(where, o, dModel) {
   let paddingIdx = o.paddingIdx;
   if (paddingIdx !== undefined && paddingIdx !== null) checkInt(where, 'options.paddingIdx', paddingIdx, 0, INT32_MAX);
   else paddingIdx = null;
-  const code = t2t ? VARIANT_TENSOR2TENSOR : pairing === 'half' ? VARIANT_HALF : VARIANT_INTERLEAVED;
+  const code = t2t ? 'PE_SINUSOIDAL_TENSOR2TENSOR' : pairing === 'half' ? 'PE_SINUSOIDAL_HALF' : 'PE_SINUSOIDAL_INTERLEAVED'; // pe_sinusoidal_variant
   return { base, code, paddingIdx };
 }
 
@@ -79,7 +75,7 @@ function writeConfig(ctx, r, offset) {
   const dv = heap.dataView;
   dv.setFloat64(cfg + CFG.base, r.base, true);
   dv.setInt32(cfg + CFG.offset, offset, true);
-  dv.setInt32(cfg + CFG.variant, r.code, true);
+  dv.setInt32(cfg + CFG.variant, limit(ctx.limits, r.code), true);
   dv.setInt32(cfg + CFG.use_padding_idx, r.paddingIdx === null ? 0 : 1, true);
   dv.setInt32(cfg + CFG.padding_idx, r.paddingIdx ?? 0, true);
   return cfg;
