@@ -355,6 +355,18 @@ for (const build of BUILDS) {
       assert.equal(pe.fromHFConfig({ model_type: 'llama', head_dim: 64 }).numLayers, 32, "LlamaConfig's default");
     });
 
+    await t.test('sizes, and a config whose getters change their answer', () => {
+      assert.throws(() => pe.ropeFromHFConfig({ hidden_size: 4096, num_attention_heads: 0.5 }), { name: 'RangeError', message: /num_attention_heads must be an integer >= 1, got 0\.5/ });
+      assert.throws(() => pe.ropeFromHFConfig({ hidden_size: 4096.5, num_attention_heads: 32 }), { name: 'RangeError', message: /hidden_size must be an integer >= 1/ });
+      // each key is read once: a getter answering 64 first and 7 afterwards cannot pass one check and reach another
+      let reads = 0;
+      const tricky = { model_type: 'llama', num_hidden_layers: 2, get head_dim() { reads++; return reads === 1 ? 64 : 7; } };
+      const spec = pe.fromHFConfig(tricky);
+      assert.equal(reads, 1);
+      assert.equal(spec.layers[0].rope.headDim, 64);
+      spec.free();
+    });
+
     await t.test('rope types and fields', () => {
       assert.throws(() => pe.fromHFConfig({ ...llama, rope_scaling: { rope_type: 'ntk', factor: 2 } }), { name: 'RangeError', message: /rope_scaling\.rope_type must be one of 'default', 'linear'/ });
       assert.throws(() => pe.fromHFConfig({ ...llama, rope_scaling: { type: 'linear', factr: 2 } }), { name: 'TypeError', message: /rope_scaling\.factr is not an option; did you mean factor\?/ });

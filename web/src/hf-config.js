@@ -45,9 +45,23 @@ function makeView(obj, defaults, prefix, read, defaulted) {
   };
 }
 
+/**
+ * A private copy of the config's data, each value read once: a getter or Proxy cannot answer one check with
+ * one value and the reader with another, and the caller's object is never written.
+ */
+function snapshot(where, v, depth) {
+  if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) return v;
+  if (depth > 32) throw new TypeError(`${where}: config nests objects more than 32 deep (a cycle?)`);
+  if (Array.isArray(v)) return Array.from(v, (x) => snapshot(where, x, depth + 1));
+  const out = {};
+  for (const k of Object.keys(v)) out[k] = snapshot(where, v[k], depth + 1);
+  return out;
+}
+
 /** The text part of `config`, its family and a view over it. */
-function textPart(where, config, options) {
-  if (!isPlainObject(config)) throw typeError(where, 'config must be a config.json object (parsed JSON)', config);
+function textPart(where, configArg, options) {
+  if (!isPlainObject(configArg)) throw typeError(where, 'config must be a config.json object (parsed JSON)', configArg);
+  const config = snapshot(where, configArg, 0);
   const opts = checkOptions(where, 'options', options);
   checkKnownKeys(where, 'options', opts, OPTION_KEYS[where]);
   const modelType = config.model_type;

@@ -229,6 +229,8 @@ function headDimFromHidden(where, v) {
       `${where}: config needs head_dim, or hidden_size and num_attention_heads, got head_dim ${v.get('head_dim')}, ${v.name(hiddenKey)} ${hidden}, ${v.name(headsKey)} ${heads}`,
     );
   }
+  if (!Number.isInteger(heads) || heads < 1) throw rangeError(where, `${v.name(headsKey)} must be an integer >= 1`, heads);
+  if (!Number.isInteger(hidden) || hidden < 1) throw rangeError(where, `${v.name(hiddenKey)} must be an integer >= 1`, hidden);
   return { value: Math.floor(hidden / heads), name: `${v.name(hiddenKey)} // ${v.name(headsKey)}` };
 }
 
