@@ -368,6 +368,7 @@ export function learnedSteps(spec, env) {
   // a table of another length is still a table when it holds whole rows: then only its row count is wrong
   const wholeRows = spec.table.kind === 'wrongLength' && okD && (tableLen + spec.table.delta) % D === 0 && tableLen + spec.table.delta > 0;
   plan.part('table', wholeRows ? 'either' : table.fate);
+  if (wholeRows) plan.part('maxLen', 'either').part('offset', 'either'); // the rows held decide which is wrong
   const o = { dModel: D };
   const rowsHeld = wholeRows ? (tableLen + spec.table.delta) / D : spec.rows;
   const offOk = spec.offset === undefined || (Number.isInteger(spec.offset) && spec.offset >= 0 && spec.offset < rowsHeld);

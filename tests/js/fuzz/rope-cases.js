@@ -500,7 +500,7 @@ export function hfSteps(spec, env) {
     if (spec.scaling.factor.fate !== 'ok' || spec.theta.fate !== 'ok') plan.part('factor', 'either').part('rope_theta', 'either');
   }
   // ALiBi and learned-table models have no RoPE: asking for one throws
-  if (spec.modelType === 'bloom' || spec.modelType === 'gpt2') plan.part('model_type', policy.hfStrict);
+  if (spec.modelType === 'bloom' || spec.modelType === 'gpt2') plan.part('model_type', policy.hfStrict).part(spec.modelType, 'either').part('n_positions', 'either'); // GPT-2's table size may be what is missing
   if (spec.wrap === 'notObject') {
     c = [c];
     plan.part('config', 'error');
