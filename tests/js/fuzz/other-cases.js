@@ -378,10 +378,9 @@ export function learnedSteps(spec, env) {
   const offset = spec.offset ?? 0;
   let maxLen = spec.rows - offset;
   if (spec.maxLen === 'exact') o.maxLen = maxLen;
-  if (spec.maxLen === 'more') {
-    o.maxLen = maxLen + 1;
-    plan.part('maxLen', 'error');
-  }
+  if (spec.maxLen === 'more') o.maxLen = maxLen + 1;
+  // a given maxLen must account for exactly the rows the table holds
+  if (o.maxLen !== undefined && spec.maxLen !== 'huge') plan.part('maxLen', o.maxLen + offset === rowsHeld ? 'ok' : 'error');
   if (spec.maxLen === 'huge') {
     o.maxLen = 2 ** 32 + 1;
     plan.part('maxLen', 'error');
