@@ -10,23 +10,12 @@ import fc from 'fast-check';
 import { init } from '../../../web/src/index.js';
 import { attempt, judge } from './common.js';
 import { makeEnv } from './env.js';
-import { ropeCaseArb, ropeSteps, hfCaseArb, hfSteps } from './rope-cases.js';
-import {
-  slopesCaseArb,
-  slopesSteps,
-  biasCaseArb,
-  biasSteps,
-  maskCaseArb,
-  maskSteps,
-  sinCaseArb,
-  sinSteps,
-  learnedCaseArb,
-  learnedSteps,
-  attnCaseArb,
-  attnSteps,
-  tensorCaseArb,
-  tensorSteps,
-} from './other-cases.js';
+import { ropeCaseArb, ropeSteps } from './rope-cases.js';
+import { hfCaseArb, hfSteps } from './hf-cases.js';
+import { slopesCaseArb, slopesSteps, biasCaseArb, biasSteps, maskCaseArb, maskSteps } from './alibi-cases.js';
+import { sinCaseArb, sinSteps, learnedCaseArb, learnedSteps } from './encoding-cases.js';
+import { attnCaseArb, attnSteps } from './attention-cases.js';
+import { tensorCaseArb, tensorSteps } from './tensor-cases.js';
 
 /** Entry points: [name, arbitrary of its specs, steps(spec, env), weight]. */
 export const ENTRIES = [
