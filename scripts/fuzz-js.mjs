@@ -43,6 +43,8 @@ async function runBuild(simd, seed, runs, hangMs, strict) {
   let hangs = 0;
   let s = seed;
   const seen = new Set(); // one report per kind of finding (workers restarted after a hang start afresh)
+  const perEntry = {};
+  const stats = { calls: 0, checked: 0, returned: 0, refused: 0 };
   while (done < runs) {
     const r = await oneWorker(simd, s, runs - done, hangMs, strict, (f) => {
       if (seen.has(f.key)) return;
@@ -51,6 +53,8 @@ async function runBuild(simd, seed, runs, hangMs, strict) {
       console.log(`[${name}] finding ${findings}: ${f.where}: ${f.violation}\n    case ${f.case}`);
     });
     done += r.executed;
+    for (const [entry, n] of Object.entries(r.perEntry ?? {})) perEntry[entry] = (perEntry[entry] ?? 0) + n;
+    for (const [k, n] of Object.entries(r.stats ?? {})) stats[k] += n;
     if (r.hang) {
       hangs++;
       findings++;
@@ -65,6 +69,8 @@ async function runBuild(simd, seed, runs, hangMs, strict) {
   }
   const secs = (performance.now() - t0) / 1000;
   console.log(`[${name}] ${done} cases in ${secs.toFixed(1)} s (${Math.round(done / secs)}/s), ${findings} finding(s), ${hangs} hang(s)`);
+  console.log(`[${name}] ${stats.calls} API calls: ${stats.checked} results checked against the references, ${stats.returned} other returns, ${stats.refused} clean refusals`);
+  console.log(`[${name}] cases per entry point: ${Object.entries(perEntry).map(([e, n]) => `${e} ${n}`).join(', ')}`);
   return findings;
 }
 
@@ -88,7 +94,7 @@ function oneWorker(simd, seed, runs, hangMs, strict, onFinding) {
     w.on('message', (m) => {
       if (m.type === 'case') last = { at: performance.now(), text: m.text, n: m.n };
       else if (m.type === 'finding') onFinding(m.finding);
-      else if (m.type === 'done') finish({ executed: m.executed });
+      else if (m.type === 'done') finish({ executed: m.executed, perEntry: m.perEntry, stats: m.stats });
     });
     w.on('error', (e) => finish({ executed: last.n, error: e?.stack ?? String(e) }));
     w.on('exit', () => finish({ executed: last.n, error: 'worker exited early' }));
@@ -111,5 +117,5 @@ if (!isMainThread) {
     trace: (c) => parentPort.postMessage({ type: 'case', n: n++, text: showCase(c) }),
     onFinding: (finding) => parentPort.postMessage({ type: 'finding', finding }),
   });
-  parentPort.postMessage({ type: 'done', executed: r.runs });
+  parentPort.postMessage({ type: 'done', executed: r.runs, perEntry: r.perEntry, stats: r.stats });
 }

@@ -13,7 +13,7 @@ import { BUILDS } from './helpers.js';
 import { fuzz } from './fuzz/run.js';
 
 const SEED = 20261201;
-const RUNS = 400;
+const RUNS = 500;
 
 for (const { name, simd } of BUILDS) {
   test(`fuzz-api (${name}): ${RUNS} adversarial cases, seed ${SEED}: right result or a clean named error, instance intact`, { timeout: 120_000 }, async () => {

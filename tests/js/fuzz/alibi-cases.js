@@ -1,7 +1,7 @@
 // alibi-cases.js — fuzz cases for pe.alibiSlopes, pe.alibiBias and pe.alibiBiasFromMask. See rope-cases.js for
 // the shape of a case.
 import fc from 'fast-check';
-import { policy, maybe, Plan, sizeArb, extraKeyArb, NEVER_FITS } from './common.js';
+import { policy, maybe, mostly, Plan, sizeArb, extraKeyArb, NEVER_FITS } from './common.js';
 import { buildFloat, proxyOf, changingLength, changingGetter, lookAlike } from './values.js';
 import { refAlibiSlopes, refAlibiBias, refAlibiFromMask, compare } from './refs.js';
 
@@ -13,7 +13,7 @@ function count(...dims) {
 }
 
 /** Slopes option description -> { value, fate, values }. */
-const slopesArb = maybe(fc.constantFrom('ok', 'okArray', 'short', 'nan', 'huge', 'proxy', 'lookalike', 'lenChange'), 0.35);
+const slopesArb = maybe(mostly(['ok', 'okArray'], ['short', 'nan', 'huge', 'proxy', 'lookalike', 'lenChange'], 0.3), 0.35);
 function slopesOf(kind, nHeads) {
   const n = Number.isInteger(nHeads) && nHeads > 0 && nHeads < 64 ? nHeads : 1;
   const vals = Array.from({ length: n }, (_, h) => Math.fround(0.5 / (h + 1)));
@@ -64,9 +64,9 @@ const dim3Arb = fc.oneof(
 
 export const biasCaseArb = fc.record({
   dims: dim3Arb,
-  causal: fc.constantFrom(undefined, true, false, 1, 'yes'),
+  causal: mostly([undefined, true, false], [1, 'yes'], 0.08),
   slopes: slopesArb,
-  out: maybe(fc.constantFrom('f32', 'tensor', 'short', 'freed', 'foreign', 'lookalike', 'f64'), 0.35),
+  out: maybe(mostly(['f32', 'tensor'], ['short', 'freed', 'foreign', 'lookalike', 'f64'], 0.3), 0.35),
   extra: extraKeyArb(['casual', 'slope', 'outs']),
   changeOut: fc.constantFrom(false, false, false, true),
 });
@@ -133,7 +133,7 @@ export const maskCaseArb = fc.record({
   batch: fc.integer({ min: 1, max: 3 }),
   seq: fc.integer({ min: 1, max: 10 }),
   bits: fc.nat(),
-  form: fc.constantFrom('rows', 'rows', 'flat', 'flatI32', 'ragged', 'bad', 'flatHuge', 'rowsWithShape', 'proxyRows', 'lenChange'),
+  form: mostly(['rows', 'flat', 'flatI32'], ['ragged', 'bad', 'flatHuge', 'rowsWithShape', 'proxyRows', 'lenChange'], 0.25),
   slopes: slopesArb,
   extra: extraKeyArb(['shapes', 'slope']),
 });

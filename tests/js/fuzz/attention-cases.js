@@ -1,7 +1,7 @@
 // attention-cases.js — fuzz cases for pe.attention, checked against tests/js/attention-ref.js (naive double
 // attention with RoPE and ALiBi). See rope-cases.js for the shape of a case.
 import fc from 'fast-check';
-import { policy, maybe, Plan, extraKeyArb, floatDescArb } from './common.js';
+import { policy, maybe, mostly, Plan, extraKeyArb, floatDescArb } from './common.js';
 import { buildFloat, proxyOf, changingGetter } from './values.js';
 import { refAlibiSlopes, compare } from './refs.js';
 import { refAttention } from '../attention-ref.js';
@@ -16,15 +16,15 @@ export const attnCaseArb = fc.record({
   qLen: fc.integer({ min: 1, max: 5 }),
   kExtra: fc.integer({ min: 0, max: 3 }),
   headDim: fc.constantFrom(2, 4, 8, 6),
-  layout: fc.constantFrom(undefined, 'bshd', 'bhsd', 'bsdh'),
-  causal: fc.constantFrom(undefined, true, false, 1),
-  rope: fc.constantFrom(null, null, 'same', 'same', 'foreign', 'freed', 'otherDim', 'notRope'),
+  layout: mostly([undefined, 'bshd', 'bhsd'], ['bsdh'], 0.05),
+  causal: mostly([undefined, true, false], [1], 0.05),
+  rope: mostly([null, 'same'], ['foreign', 'freed', 'otherDim', 'notRope'], 0.1),
   kRotated: fc.constantFrom(undefined, true, false),
-  alibi: fc.constantFrom(undefined, undefined, true, 'slopes', 'short', 'nan'),
-  scale: fc.constantFrom(undefined, undefined, 0.3, 2, NaN, 0, 1e-46, 1e39, -0.5, '1'),
-  positions: fc.constantFrom(null, null, 'array', 'qk', 'qOnly', 'negative', 'shortK', 'proxy'),
+  alibi: mostly([undefined, undefined, true, 'slopes'], ['short', 'nan'], 0.05),
+  scale: mostly([undefined, undefined, 0.3, 2, -0.5], [NaN, 0, 1e-46, 1e39, '1'], 0.05),
+  positions: mostly([null, null, 'array', 'qk', 'qOnly'], ['negative', 'shortK', 'proxy'], 0.1),
   returnWeights: fc.constantFrom(undefined, true, false),
-  out: fc.constantFrom(null, null, 'f32', 'tensor', 'overlapQ', 'short'),
+  out: mostly([null, null, 'f32', 'tensor'], ['overlapQ', 'short'], 0.05),
   q: floatDescArb,
   k: floatDescArb,
   v: floatDescArb,

@@ -1,7 +1,7 @@
 // encoding-cases.js — fuzz cases for the absolute encodings: pe.sinusoidal (+ .add) and pe.learned (+ lookup,
 // add, free). See rope-cases.js for the shape of a case.
 import fc from 'fast-check';
-import { policy, maybe, Plan, sizeArb, extraKeyArb, floatDescArb, posDescArb, positionValues } from './common.js';
+import { policy, maybe, mostly, Plan, sizeArb, extraKeyArb, floatDescArb, posDescArb, positionValues } from './common.js';
 import { buildFloat, buildPositions, NASTY_FLOATS } from './values.js';
 import { refSinusoidal, compare, allFinite, ANGLE_CHECKED } from './refs.js';
 
@@ -24,10 +24,10 @@ export const sinCaseArb = fc.record({
   batch: fc.integer({ min: 1, max: 2 }),
   base: sinBaseArb,
   offset: offsetArb,
-  pairing: fc.constantFrom(undefined, 'interleaved', 'half', 'Half'),
+  pairing: mostly([undefined, 'interleaved', 'half'], ['Half'], 0.05),
   x: floatDescArb,
   positions: maybe(posDescArb, 0.35),
-  out: maybe(fc.constantFrom('f32', 'tensor', 'short', 'freed', 'lookalike'), 0.35),
+  out: maybe(mostly(['f32', 'tensor'], ['short', 'freed', 'lookalike'], 0.3), 0.35),
   extra: extraKeyArb(['offest', 'pairng', 'base_']),
 });
 
@@ -132,17 +132,17 @@ export function sinSteps(spec, env) {
 export const learnedCaseArb = fc.record({
   dModel: sizeArb(1, 12),
   rows: fc.integer({ min: 1, max: 20 }),
-  offset: fc.constantFrom(undefined, 0, 1, 2, -1, 0.5, 2 ** 31),
-  maxLen: fc.constantFrom('none', 'none', 'exact', 'more', 'huge'),
+  offset: mostly([undefined, 0, 1, 2], [-1, 0.5, 2 ** 31], 0.1),
+  maxLen: mostly(['none', 'exact'], ['more', 'huge'], 0.1),
   table: floatDescArb,
   ops: fc.array(
     fc.record({
-      op: fc.constantFrom('lookup', 'lookup', 'add', 'add', 'free'),
+      op: fc.constantFrom('lookup', 'lookup', 'lookup', 'add', 'add', 'add', 'free'),
       positions: posDescArb,
       n: fc.integer({ min: 0, max: 8 }),
       batch: fc.integer({ min: 1, max: 2 }),
       x: floatDescArb,
-      outside: fc.constantFrom(null, null, null, 'high', 'low'),
+      outside: mostly([null], ['high', 'low'], 0.1),
       extra: extraKeyArb(['position', 'shapes']),
     }),
     { minLength: 1, maxLength: 3 },

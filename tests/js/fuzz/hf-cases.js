@@ -1,7 +1,7 @@
 // hf-cases.js — fuzz cases for pe.ropeFromHFConfig: config.json objects with odd sizes, rope_theta, partial rotary
 // factors and rope_scaling, models without RoPE, hostile objects. See rope-cases.js for the shape of a case.
 import fc from 'fast-check';
-import { policy, maybe, Plan } from './common.js';
+import { policy, maybe, mostly, Plan } from './common.js';
 import { throwingGetter } from './values.js';
 import { allFinite } from './refs.js';
 import { baseArb, factorArb } from './rope-cases.js';
@@ -14,8 +14,8 @@ export const hfCaseArb = fc.record({
   theta: baseArb,
   partial: maybe(fc.oneof(fc.constantFrom(0.5, 0.25).map((v) => ({ fate: 'ok', v })), fc.constantFrom(0, -1, NaN, 2, 1e-300).map((v) => ({ fate: 'error', v }))), 0.3),
   scaling: maybe(fc.record({ type: fc.constantFrom('linear', 'dynamic', 'yarn'), factor: factorArb }), 0.4),
-  modelType: fc.constantFrom('llama', 'llama', 'qwen2', 'bloom', 'gpt2'),
-  wrap: fc.constantFrom('plain', 'plain', 'plain', 'notObject', 'throwTheta', 'textConfig'),
+  modelType: mostly(['llama', 'qwen2'], ['bloom', 'gpt2'], 0.1),
+  wrap: mostly(['plain'], ['notObject', 'throwTheta', 'textConfig'], 0.1),
 });
 
 export function hfSteps(spec, env) {

@@ -37,12 +37,12 @@ const scalingArb = fc.oneof(
 
 export const ropeOptsArb = fc.record({
   headDim: headDimArb,
-  rotary: fc.constantFrom(1, 1, 1, 0.5, 0.25, 'odd', 'big'),
+  rotary: fc.constantFrom(1, 1, 1, 1, 1, 1, 0.5, 0.5, 0.25, 0.25, 'odd', 'big'),
   base: baseArb,
-  pairing: fc.constantFrom('half', 'half', 'interleaved', 'HALF', 3),
+  pairing: fc.constantFrom(...Array(6).fill('half'), ...Array(5).fill('interleaved'), 'HALF', 3),
   scaling: scalingArb,
   extra: extraKeyArb(['headdim', 'Base', 'rotary_dim', 'theta', 'pairng']),
-  hostile: fc.constantFrom(null, null, null, null, null, null, 'throwBase', 'changeHeadDim'),
+  hostile: fc.constantFrom(...Array(14).fill(null), 'throwBase', 'changeHeadDim'),
 });
 
 /** { options, plan } for pe.rope from a description. */
@@ -137,7 +137,17 @@ export function ropeSteps(spec, env) {
       },
     },
   ];
-  for (const m of spec.methods) steps.push(() => (rope === null ? null : methodStep(m, rope, env)));
+  let lastApply = null;
+  for (const m0 of spec.methods) {
+    let m = m0;
+    if (m.m === 'apply') lastApply = m;
+    if (m.m === 'again') {
+      if (lastApply === null) continue;
+      // same shape, layout and positions: only the direction (and x's data) may differ
+      m = { ...lastApply, x: { ...lastApply.x, seed: m0.seed }, inverse: m0.flip ? (lastApply.inverse === true ? undefined : true) : lastApply.inverse };
+    }
+    steps.push(() => (rope === null ? null : methodStep(m, rope, env)));
+  }
   steps.push(() => {
     rope?.free();
     return null;

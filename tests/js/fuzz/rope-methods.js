@@ -35,14 +35,14 @@ export const methodArb = fc.oneof(
   fc.record({
     m: fc.constant('apply'),
     dims: dimsArb,
-    layout: fc.constantFrom('bshd', 'bshd', 'bhsd', 'BSHD', null, 1),
+    layout: fc.constantFrom(...Array(6).fill('bshd'), ...Array(5).fill('bhsd'), null, 'BSHD', 1),
     x: floatDescArb,
     positions: maybe(posDescArb, 0.6),
-    inverse: fc.constantFrom(undefined, false, true, 1),
+    inverse: fc.constantFrom(undefined, undefined, undefined, false, false, true, true, true, 1),
     seqLen: seqLenArb,
     k: maybe(fc.record({ desc: floatDescArb, kHeads: maybe(sizeArb(1, 3, { huge: false }), 0.4), same: fc.constantFrom(false, false, false, false, true) }), 0.35),
     extra: extraKeyArb(['position', 'shapes', 'offsets', 'Layout']),
-    hostile: fc.constantFrom(null, null, null, null, null, null, null, null, 'throwShape', 'changeShape', 'proxyShape', 'shapeLen', 'proxyOptions', 'changePositions'),
+    hostile: fc.constantFrom(...Array(24).fill(null), 'throwShape', 'changeShape', 'proxyShape', 'shapeLen', 'proxyOptions', 'changePositions'),
   }),
   fc.record({
     m: fc.constant('rerotate'),
@@ -57,6 +57,9 @@ export const methodArb = fc.oneof(
     extra: extraKeyArb(['shapes', 'position', 'layuot']),
   }),
   fc.record({ m: fc.constant('afterFree'), inner: fc.constantFrom('apply', 'cosSin', 'invFreq') }),
+  // the previous apply again with the other direction (or again as it was): the rope's cached table must follow
+  fc.record({ m: fc.constant('again'), flip: fc.boolean(), seed: fc.nat(1000) }),
+  fc.record({ m: fc.constant('again'), flip: fc.constant(true), seed: fc.nat(1000) }),
 );
 
 /** positions (n of them) from a description: { value, fate, values }, n adjusted for the 'wrong' length. */
