@@ -299,6 +299,43 @@ for (const build of BUILDS) {
       withSpec({ model_type: 'distilbert', dim: 768, n_layers: 6, max_position_embeddings: 512, sinusoidal_pos_embds: false }, (spec) => assert.equal(spec.layers[0].kind, 'learned'));
     });
 
+    await t.test('GLM: interleaved with the class default partial_rotary_factor 0.5; GLM-4.5 (glm4_moe) half-split', () => {
+      withRope({ model_type: 'glm4', hidden_size: 4096, num_attention_heads: 32, num_hidden_layers: 2, rope_theta: 10000 }, undefined, (r) => {
+        assert.equal(r.headDim, 128);
+        assert.equal(r.rotaryDim, 64);
+        assert.equal(r.pairing, 'interleaved');
+        close(r.invFreq64(), defaultInv(1e4, 64), 1e-12, 'glm4');
+      });
+      const air = { model_type: 'glm4_moe', head_dim: 128, hidden_size: 4096, num_attention_heads: 96, num_hidden_layers: 46, partial_rotary_factor: 0.5, rope_theta: 1000000, max_position_embeddings: 131072 };
+      withRope(air, undefined, (r) => {
+        assert.equal(r.rotaryDim, 64);
+        assert.equal(r.pairing, 'half');
+      });
+    });
+
+    await t.test('encoder-decoder: BART learned (offset 2), Marian sinusoidal halves, M2M100 fairseq table from pad_token_id + 1', () => {
+      const bart = { model_type: 'bart', d_model: 768, encoder_layers: 2, decoder_layers: 3, max_position_embeddings: 1024, scale_embedding: false };
+      pe.fromHFConfig(bart).layers.forEach((l, i) => assert.deepEqual({ ...l }, { kind: 'learned', maxLen: 1024, offset: 2, stack: i < 2 ? 'encoder' : 'decoder' }));
+      assert.throws(() => pe.ropeFromHFConfig(bart), /learned absolute position table/);
+      const marian = { model_type: 'marian', d_model: 8, encoder_layers: 1, decoder_layers: 1, max_position_embeddings: 512, pad_token_id: 58100 };
+      const spec = pe.fromHFConfig(marian);
+      const l = spec.layers[1];
+      assert.deepEqual({ ...l }, { kind: 'sinusoidal', dModel: 8, base: 10000, pairing: 'half', variant: 'paper', offset: 0, maxLen: 512, stack: 'decoder' });
+      // MarianSinusoidalPositionalEmbedding: sin(p / 10000^(2i/d)) in the first half, cos in the second
+      const table = pe.sinusoidal(3, l.dModel, { base: l.base, pairing: l.pairing, variant: l.variant, offset: l.offset });
+      for (let p = 0; p < 3; p++) {
+        for (let i = 0; i < 4; i++) {
+          const a = p / 10000 ** ((2 * i) / 8);
+          assert.ok(Math.abs(table[p * 8 + i] - Math.sin(a)) < 1e-6 && Math.abs(table[p * 8 + 4 + i] - Math.cos(a)) < 1e-6, `marian p ${p} i ${i}`);
+        }
+      }
+      const m2m = { model_type: 'm2m100', d_model: 1024, encoder_layers: 1, decoder_layers: 1, max_position_embeddings: 1024, pad_token_id: 1 };
+      const m = pe.fromHFConfig(m2m).layers[0];
+      assert.equal(m.variant, 'tensor2tensor');
+      assert.equal(m.offset, 2);
+      assert.equal(m.stack, 'encoder');
+    });
+
     await t.test('EXAONE 4: full layers are NoPE only when sliding_window is set', () => {
       const ex = { model_type: 'exaone4', head_dim: 128, num_hidden_layers: 4, rope_theta: 1e6, sliding_window: 4096, sliding_window_pattern: 'LLLG' };
       withSpec(ex, (spec) => assert.equal(kinds(spec), 'rope,rope,rope,none'));

@@ -20,7 +20,7 @@ import {
   REFUSED_FAMILIES,
   POSITION_KEYS,
 } from './hf-families.js';
-import { layerTypesOf, noRopeLayersOf, layerHasRope, nonRopeScheme, mptSlopes } from './hf-layers.js';
+import { layerTypesOf, noRopeLayersOf, layerHasRope, nonRopeScheme, encoderDecoderScheme, mptSlopes } from './hf-layers.js';
 import { ropeRequest } from './hf-rope.js';
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
@@ -112,6 +112,11 @@ function numLayersOf(where, v, required) {
  */
 function plan(where, t, requireLayers) {
   const { v, family, modelType } = t;
+  const encDec = encoderDecoderScheme(where, v, family);
+  if (encDec !== undefined) {
+    const layers = encDec.stacks.flatMap(([stack, n]) => Array.from({ length: n }, () => ({ kind: encDec.kind, stack })));
+    return { numLayers: layers.length, scheme: encDec, layers };
+  }
   const numLayers = numLayersOf(where, v, requireLayers);
   const scheme = nonRopeScheme(where, v, family);
   if (scheme !== undefined) return { numLayers, scheme, layers: numLayers ? Array.from({ length: numLayers }, () => ({ kind: scheme.kind })) : [] };
@@ -202,13 +207,18 @@ export function fromHFConfig(ctx, config, options) {
     } else if (s.kind === 'learned') {
       entry = { kind: 'learned', maxLen: s.maxLen, offset: s.offset };
     } else if (s.kind === 'sinusoidal') {
-      const { kind, ...rest } = s;
+      const { kind, stacks: _s, ...rest } = s;
       entry = { kind, ...rest };
     } else {
       entry = { kind: 'none' };
     }
-    Object.freeze(entry);
-    layers = p.layers.map(() => entry);
+    // encoder-decoder models: one frozen entry per stack, each layer entry names its stack
+    const perStack = new Map();
+    const entryFor = (stack) => {
+      if (!perStack.has(stack)) perStack.set(stack, Object.freeze(stack === undefined ? entry : { ...entry, stack }));
+      return perStack.get(stack);
+    };
+    layers = p.layers.map((l) => entryFor(l.stack));
   } else {
     // one rope per distinct request: identical layers share one object
     const byType = new Map();

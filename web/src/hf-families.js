@@ -62,6 +62,9 @@ export const CLASS_DEFAULTS = Object.freeze({
   bloom: { n_head: 8, n_layer: 2 },
   falcon: { alibi: false, rope_theta: 1e4 },
   chatglm: { rope_ratio: 1 },
+  glm: { head_dim: 128, partial_rotary_factor: 0.5 },
+  glm4: { head_dim: 128, partial_rotary_factor: 0.5 },
+  glm4_moe: { partial_rotary_factor: 0.5 }, // Glm4MoeConfig: setdefault("partial_rotary_factor", 0.5)
 });
 
 /**
@@ -104,6 +107,21 @@ export const LEARNED_FAMILIES = Object.freeze({
   distilbert: { maxLen: 'max_position_embeddings', offset: 0 }, // sinusoidal_pos_embds: fixed sinusoidal table
 });
 
+/**
+ * Encoder-decoder families: both stacks add a table to their embeddings (one entry per encoder layer, then one
+ * per decoder layer). BART/mBART: BartLearnedPositionalEmbedding, row = position + 2. Marian/Pegasus: the
+ * sinusoidal table with sin | cos halves. M2M100/NLLB: fairseq's (tensor2tensor) table from position
+ * padding_idx + 1.
+ */
+export const ENCODER_DECODER_FAMILIES = Object.freeze({
+  bart: { kind: 'learned', offset: 2 },
+  mbart: { kind: 'learned', offset: 2 },
+  marian: { kind: 'sinusoidal', pairing: 'half', variant: 'paper', offset: 0 },
+  pegasus: { kind: 'sinusoidal', pairing: 'half', variant: 'paper', offset: 0 },
+  m2m100: { kind: 'sinusoidal', pairing: 'half', variant: 'tensor2tensor', offset: 'pad_token_id + 1' },
+  nllb_moe: { kind: 'sinusoidal', pairing: 'half', variant: 'tensor2tensor', offset: 'pad_token_id + 1' },
+});
+
 /** Families with no position scheme posenc builds: refused with the reason rather than guessed. */
 export const REFUSED_FAMILIES = Object.freeze({
   t5: 'relative position buckets (T5 attention bias)',
@@ -127,5 +145,5 @@ export const POSITION_KEYS = Object.freeze([
   'attn_config', 'learned_pos_emb', 'no_rope_layers', 'no_rope_layer_interval', 'layer_types', 'sliding_window_pattern',
   '_sliding_window_pattern', 'full_attention_interval', 'rope_interleave', 'qk_rope_head_dim', 'rope_ratio',
   'attn_temperature_tuning', 'floor_scale', 'attn_scale', 'use_rope', 'position_encoding_2d', 'sinusoidal_pos_embds',
-  'original_rope', 'kv_channels', 'head_dim', 'use_alibi',
+  'original_rope', 'kv_channels', 'head_dim', 'use_alibi', 'scale_embedding',
 ]);

@@ -3,7 +3,7 @@
 // sinusoidal tables). hf-config.js turns the plan into layer entries.
 
 import { typeError, rangeError } from './errors.js';
-import { LEARNED_FAMILIES } from './hf-families.js';
+import { LEARNED_FAMILIES, ENCODER_DECODER_FAMILIES } from './hf-families.js';
 
 const given = (v) => v !== undefined && v !== null;
 
@@ -112,6 +112,28 @@ export function mptSlopes(n, biasMax) {
   let s = Array.from({ length: n2 }, (_, i) => 2 ** (-(i + 1) * (biasMax / n2)));
   if (n2 !== n) s = [...s.filter((_, i) => i % 2 === 1), ...s.filter((_, i) => i % 2 === 0)].slice(0, n);
   return Float32Array.from(s);
+}
+
+/**
+ * An encoder-decoder family's table and stack depths: { kind, ..., stacks: [['encoder', n], ['decoder', m]] },
+ * or undefined for other families.
+ */
+export function encoderDecoderScheme(where, v, family) {
+  const f = ENCODER_DECODER_FAMILIES[family];
+  if (f === undefined) return undefined;
+  const int = (k) => {
+    const n = v.get(k);
+    if (!Number.isInteger(n) || n < 0 || n > 1e6) throw typeError(where, `${v.name(k)} must be an integer in [0, 1000000]`, n);
+    return n;
+  };
+  const stacks = [['encoder', int('encoder_layers')], ['decoder', int('decoder_layers')]];
+  const maxLen = v.get('max_position_embeddings');
+  if (!Number.isInteger(maxLen) || maxLen < 1) throw typeError(where, `${v.name('max_position_embeddings')} must be an integer >= 1 (the table's rows)`, maxLen);
+  const offset = typeof f.offset === 'string' ? (v.get('pad_token_id') ?? 1) + 1 : f.offset;
+  if (f.kind === 'learned') return { kind: 'learned', maxLen, offset, stacks };
+  const dModel = v.get('d_model');
+  if (!Number.isInteger(dModel) || dModel < 1) throw typeError(where, `${v.name('d_model')} must be an integer >= 1`, dModel);
+  return { kind: 'sinusoidal', dModel, base: 10000, pairing: f.pairing, variant: f.variant, offset, maxLen, stacks };
 }
 
 /**
