@@ -437,6 +437,18 @@ for (const build of BUILDS) {
       r.free();
     });
 
+    await t.test('rope_parameters keyed by layer type must cover every layer type', () => {
+      const cfg = { model_type: 'gemma3_text', num_hidden_layers: 6, rope_parameters: { full_attention: { rope_type: 'default', rope_theta: 1e6 }, local: { rope_type: 'default', rope_theta: 1e4 } } };
+      assert.throws(() => pe.fromHFConfig(cfg), { name: 'RangeError', message: /the layer type 'sliding_attention' \(layer_types\) must be one of 'full_attention', 'local'/ });
+    });
+
+    await t.test('linear attention layers carry no positions (Qwen3-Next)', () => {
+      const spec = pe.fromHFConfig({ model_type: 'qwen3_next', head_dim: 256, num_hidden_layers: 8, partial_rotary_factor: 0.25, rope_theta: 1e7, full_attention_interval: 4 });
+      assert.equal(spec.layers.map((l) => l.kind).join(','), 'none,none,none,rope,none,none,none,rope');
+      assert.equal(spec.layers[3].rope.rotaryDim, 64);
+      spec.free();
+    });
+
     await t.test('a failed fromHFConfig leaves no rope behind', () => {
       const before = pe.memoryBytes;
       for (let i = 0; i < 2000; i++) { // 2000 leaked head_dim-256 ropes would grow memory by ~16 MiB

@@ -173,7 +173,8 @@ function ignoredKeys(t, extra) {
 
 /** The request for a layer type's rope, checked, and the key that tells identical ropes apart. */
 function checkedRequest(ctx, where, t, ropeType, pairing) {
-  const req = ropeRequest(where, t.v, t.family, { layerType: ropeType === '' ? undefined : ropeType, pairing });
+  const layerTypeName = where === 'fromHFConfig' ? `the layer type '${ropeType}' (${t.v.name('layer_types')})` : 'options.layerType';
+  const req = ropeRequest(where, t.v, t.family, { layerType: ropeType === '' ? undefined : ropeType, pairing, layerTypeName });
   req.resolved = resolveRopeOptions(req.ropeOptions, req.names, ctx.limits);
   const arrays = (k, x) => (ArrayBuffer.isView(x) ? Array.from(x) : x);
   req.key = JSON.stringify([req.resolved, req.mrope, req.outputPairing, req.scale, req.queryScale && [req.queryScale.type, req.queryScale.beta]], arrays);

@@ -57,6 +57,7 @@ export const CLASS_DEFAULTS = Object.freeze({
   cohere2: { sliding_window_pattern: 4 },
   olmo3: { sliding_window_pattern: 4 },
   qwen3_5: { full_attention_interval: 4 },
+  qwen3_next: { full_attention_interval: 4 },
   gptj: { n_embd: 4096, n_head: 16, n_layer: 28, n_positions: 2048, rotary_dim: 64 },
   mpt: { n_heads: 16, n_layers: 24, max_seq_len: 2048 },
   bloom: { n_head: 8, n_layer: 2 },

@@ -46,7 +46,8 @@ export function layerTypesOf(where, v, family, n, noRope) {
       if (!Number.isInteger(p) || p < 1) throw rangeError(where, `${v.name(key)} must be an integer >= 1`, p);
       return slidingEvery(n, p);
     }
-    case 'qwen3_5': {
+    case 'qwen3_5':
+    case 'qwen3_next': {
       const k = v.get('full_attention_interval');
       if (!Number.isInteger(k) || k < 1) throw rangeError(where, `${v.name('full_attention_interval')} must be an integer >= 1`, k);
       return Array.from({ length: n }, (_, i) => ((i + 1) % k ? 'linear_attention' : 'full_attention'));
@@ -79,9 +80,8 @@ export function noRopeLayersOf(where, v, family, n) {
 
 /** Whether a layer of this family and type carries RoPE at all (the attention code skips it otherwise). */
 export function layerHasRope(v, family, layerType) {
+  if (layerType === 'linear_attention') return false; // linear attention (Gated DeltaNet: Qwen3-Next, Qwen 3.5) has no positions
   switch (family) {
-    case 'qwen3_5':
-      return layerType !== 'linear_attention'; // Gated DeltaNet layers have no positions
     case 'exaone4':
       // Exaone4Attention rotates only if sliding_window is None or the layer is sliding
       return !given(v.get('sliding_window')) || layerType === undefined || layerType === 'sliding_attention';

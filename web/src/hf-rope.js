@@ -51,7 +51,7 @@ const yarnMscale = (factor, m) => (factor <= 1 ? 1 : 0.1 * m * Math.log(factor) 
  * The rope parameters object in force for `layerType` and where it came from, with the base and partial
  * rotary factor it carries. `v` is the text config view (hf-config.js), `family` its family.
  */
-function locateParams(where, v, family, layerType) {
+function locateParams(where, v, family, layerType, layerTypeName) {
   const rp = v.get('rope_parameters');
   if (given(rp)) {
     if (!isPlainObject(rp)) throw typeError(where, `${v.name('rope_parameters')} must be an object`, rp);
@@ -59,7 +59,7 @@ function locateParams(where, v, family, layerType) {
       !('rope_type' in rp) && !('type' in rp) && !('rope_theta' in rp) && Object.keys(rp).length > 0 && Object.values(rp).every(isPlainObject);
     if (perLayer) {
       const keys = Object.keys(rp);
-      const bound = `options.layerType must be one of ${keys.map((k) => `'${k}'`).join(', ')} (${v.name('rope_parameters')} is keyed by layer type)`;
+      const bound = `${layerTypeName} must be one of ${keys.map((k) => `'${k}'`).join(', ')} (${v.name('rope_parameters')} is keyed by layer type)`;
       if (typeof layerType !== 'string') throw typeError(where, bound, layerType);
       if (!keys.includes(layerType)) throw rangeError(where, bound, layerType);
       return { params: rp[layerType], name: v.name(`rope_parameters.${layerType}`), inside: true };
@@ -82,12 +82,12 @@ function locateParams(where, v, family, layerType) {
  * pe.rope() options for one layer type, the names its errors use, and the layer's extras:
  * { ropeOptions, names, mrope?, outputPairing?, scale?, queryScale?, ignored: [...] }.
  */
-export function ropeRequest(where, v, family, { layerType, pairing: pairingOption } = {}) {
+export function ropeRequest(where, v, family, { layerType, pairing: pairingOption, layerTypeName = 'options.layerType' } = {}) {
   const ignored = [];
   if (family === 'chatglm') return chatglmRequest(where, v, pairingOption);
   if (family === 'gptj' || family === 'codegen') return gptjRequest(where, v, family, pairingOption);
 
-  const loc = locateParams(where, v, family, layerType);
+  const loc = locateParams(where, v, family, layerType, layerTypeName);
   const params = loc.params;
   if (!isPlainObject(params)) throw typeError(where, `${loc.name} must be an object`, params);
   checkKnownKeys(where, loc.name, params, PARAM_KEYS);
