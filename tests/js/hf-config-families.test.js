@@ -86,6 +86,7 @@ for (const build of BUILDS) {
       const noAlibi = { ...mpt, attn_config: { alibi: false } };
       withSpec(noAlibi, (spec) => assert.equal(kinds(spec), 'none,none'));
       assert.throws(() => pe.ropeFromHFConfig(noAlibi), { name: 'TypeError', message: /no position encoding/ });
+      assert.throws(() => pe.fromHFConfig({ ...mpt, attn_config: { alibi: false, rope: true, rope_theta: 10000 } }), { name: 'TypeError', message: /attn_config\.rope/ });
     });
 
     await t.test('Baichuan: 13B (hidden 5120) is ALiBi over 40 heads; 7B (hidden 4096) is RoPE', () => {
@@ -356,6 +357,9 @@ for (const build of BUILDS) {
     await t.test('ignored: position keys present and not read', () => {
       withSpec({ model_type: 'llama', head_dim: 64, num_hidden_layers: 1, rope_theta: 1e4, rope_scaling: { rope_type: 'linear', factor: 2, original_max_position_embeddings: 4096 } }, (spec) =>
         assert.deepEqual(spec.ignored, ['rope_scaling.original_max_position_embeddings']),
+      );
+      withSpec({ model_type: 'phi3', head_dim: 128, num_hidden_layers: 1, rope_theta: 250000, rope_scaling: null, max_position_embeddings: 16384, original_max_position_embeddings: 16384 }, (spec) =>
+        assert.deepEqual(spec.ignored, ['original_max_position_embeddings'], 'Phi-4: the default type reads no original length'),
       );
       withSpec({ model_type: 'llama', head_dim: 64, num_hidden_layers: 1, rope_theta: 1e4, rope_parameters: { rope_type: 'default', rope_theta: 5e5 }, rope_scaling: { rope_type: 'linear', factor: 2 } }, (spec) => {
         assert.equal(spec.layers[0].rope.base, 5e5, 'rope_parameters wins');

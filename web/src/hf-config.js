@@ -293,10 +293,10 @@ export function ropeFromHFConfig(ctx, config, options) {
       } else {
         if (typeof lt !== 'string') throw typeError(where, bound, lt);
         if (!types.includes(lt)) throw rangeError(where, bound, lt);
-        const of = p.layers.filter((l) => p.layerTypes[p.layers.indexOf(l)] === lt);
-        const withRope = p.layers.find((l, i) => p.layerTypes[i] === lt && l.kind === 'rope');
+        const ofType = p.layers.filter((_, i) => p.layerTypes[i] === lt);
+        const withRope = ofType.find((l) => l.kind === 'rope');
         if (withRope === undefined) {
-          throw new TypeError(`${where}: the '${lt}' layers of ${desc} have no RoPE (NoPE: ${of.length} layers); use pe.fromHFConfig for the per-layer schedule`);
+          throw new TypeError(`${where}: the '${lt}' layers of ${desc} have no RoPE (${ofType.length} layers without positions); use pe.fromHFConfig for the per-layer schedule`);
         }
         ropeType = withRope.ropeType;
       }

@@ -154,6 +154,9 @@ export function nonRopeScheme(where, v, family) {
     case 'mpt': {
       const ac = v.get('attn_config') ?? {};
       if (typeof ac !== 'object') throw typeError(where, `${v.name('attn_config')} must be an object`, ac);
+      if (ac.rope) {
+        throw new TypeError(`${where}: ${v.name('attn_config.rope')} (llm-foundry's RoPE for MPT) is not read by transformers' MptModel, and posenc does not guess its parameters`);
+      }
       if (!ac.alibi) return { kind: 'none', reason: 'MPT without attn_config.alibi (transformers\' MptModel has no position table)' };
       const max = ac.alibi_bias_max ?? 8;
       if (typeof max !== 'number' || !(max > 0) || !Number.isFinite(max)) {

@@ -182,8 +182,10 @@ export function ropeRequest(where, v, family, { layerType, pairing: pairingOptio
     if (reads === undefined || reads.includes(k)) scaling[CAMEL[k]] = val;
     else ignored.push(pn(k));
   }
-  const topOrig = v.get('original_max_position_embeddings');
-  const hasTopOrig = given(topOrig) && reads !== undefined && reads.includes('original_max_position_embeddings');
+  // read only where the type uses it, so an unused copy (Phi-4: default type) is reported in `ignored`
+  const readsOrig = reads !== undefined && reads.includes('original_max_position_embeddings');
+  const topOrig = readsOrig ? v.get('original_max_position_embeddings') : undefined;
+  const hasTopOrig = given(topOrig);
   if (hasTopOrig) scaling.originalMaxPositionEmbeddings = topOrig;
 
   // pairing: the model code's, unless the caller says otherwise
