@@ -369,7 +369,8 @@ function refusedOption(status, r, N, limits) {
         const keep = keeps(limits, 'every inverse frequency', 'PE_ROPE_MAX_INV_FREQ', 'keep');
         return { key: 'shortFactor', value: r.shortFactor, bound: `and ${N('longFactor')} must hold finite numbers > 0${keep}` };
       }
-      return { key: 'factor', value: r.factor, bound: `must be a finite number > 0${inv}` };
+      const base = ` with ${N('base')} ${r.base ?? 10000}`; // the frequencies are base's, divided by the factor
+      return { key: 'factor', value: r.factor, bound: `must be a finite number > 0${inv}${base}` };
     }
     case 'PE_ERR_ATTENTION_FACTOR': {
       const max = limits.PE_ROPE_MAX_SCALE === undefined ? '' : ` with magnitude at most ${limits.PE_ROPE_MAX_SCALE} (PE_ROPE_MAX_SCALE)`;
