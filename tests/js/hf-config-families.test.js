@@ -52,7 +52,7 @@ for (const build of BUILDS) {
         close(spec.layers[0].slopes, paperSlopes(112), 2 ** -23, 'bloom slopes');
         assert.deepEqual(Array.from(spec.layers[0].slopes), Array.from(pe.alibiSlopes(112)));
       });
-      assert.throws(() => pe.ropeFromHFConfig(bloom), { name: 'TypeError', message: /\(bloom\) uses ALiBi; use pe\.fromHFConfig or pe\.alibiSlopes/ });
+      assert.throws(() => pe.ropeFromHFConfig(bloom), { name: 'TypeError', message: /\(model_type 'bloom'\) uses ALiBi; use pe\.fromHFConfig or pe\.alibiSlopes/ });
     });
 
     await t.test("Falcon: alibi true is ALiBi, alibi false is RoPE (also the RefinedWebModel spelling)", () => {
@@ -289,6 +289,9 @@ for (const build of BUILDS) {
       const bigcode = { model_type: 'gpt_bigcode', n_embd: 6144, n_head: 48, n_layer: 3, n_positions: 8192, multi_query: true };
       withSpec(bigcode, (spec) => assert.deepEqual(spec.layers.map((l) => [l.kind, l.maxLen, l.offset]), [['learned', 8192, 0], ['learned', 8192, 0], ['learned', 8192, 0]]));
       assert.throws(() => pe.ropeFromHFConfig(bigcode), { name: 'TypeError', message: /learned absolute position table; use pe\.fromHFConfig or pe\.learned/ });
+      // the reason comes before any size: GPT2Config's default n_positions (1024) fills an omitted one
+      assert.throws(() => pe.ropeFromHFConfig({ model_type: 'gpt2', hidden_size: 128, num_attention_heads: 2 }), { name: 'TypeError', message: /\(model_type 'gpt2'\) uses a learned absolute position table/ });
+      assert.equal(pe.fromHFConfig({ model_type: 'gpt2' }).layers[0].maxLen, 1024);
       withSpec({ model_type: 'roberta', max_position_embeddings: 514, num_hidden_layers: 1, pad_token_id: 1, position_embedding_type: 'absolute' }, (spec) => {
         assert.equal(spec.layers[0].offset, 2);
         assert.equal(spec.layers[0].maxLen, 514);

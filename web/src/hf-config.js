@@ -20,7 +20,7 @@ import {
   REFUSED_FAMILIES,
   POSITION_KEYS,
 } from './hf-families.js';
-import { layerTypesOf, noRopeLayersOf, layerHasRope, nonRopeScheme, encoderDecoderScheme, mptSlopes } from './hf-layers.js';
+import { layerTypesOf, noRopeLayersOf, layerHasRope, nonRopeScheme, noRopeKind, encoderDecoderScheme, mptSlopes } from './hf-layers.js';
 import { ropeRequest } from './hf-rope.js';
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
@@ -272,11 +272,13 @@ const KIND_REASON = {
 export function ropeFromHFConfig(ctx, config, options) {
   const where = 'ropeFromHFConfig';
   const t = textPart(where, config, options);
-  const p = plan(where, t, false);
-  const desc = `this model${t.textType ? ` (${t.textType})` : ''}`;
-  if (p.scheme) {
-    throw new TypeError(`${where}: ${desc} ${p.scheme.reason ? `has no position encoding: ${p.scheme.reason}` : KIND_REASON[p.scheme.kind]}`);
+  const desc = `this model${t.textType ? ` (${t.prefix}model_type '${t.textType}')` : ''}`;
+  const kind = noRopeKind(t.v, t.family);
+  if (kind === 'none') {
+    throw new TypeError(`${where}: ${desc} has no position encoding (MPT without attn_config.alibi: transformers' MptModel has no position table); use pe.fromHFConfig`);
   }
+  if (kind !== undefined) throw new TypeError(`${where}: ${desc} ${KIND_REASON[kind]}`);
+  const p = plan(where, t, false);
   let ropeType = '';
   const lt = t.opts.layerType;
   if (p.layers !== undefined) {

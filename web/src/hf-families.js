@@ -63,6 +63,11 @@ export const CLASS_DEFAULTS = Object.freeze({
   bloom: { n_head: 8, n_layer: 2 },
   falcon: { alibi: false, rope_theta: 1e4 },
   chatglm: { rope_ratio: 1 },
+  gpt2: { n_positions: 1024, n_layer: 12, n_head: 12 },
+  gpt_bigcode: { n_positions: 1024, n_layer: 12, n_head: 12 },
+  opt: { max_position_embeddings: 2048, num_hidden_layers: 12 },
+  bert: { max_position_embeddings: 512, num_hidden_layers: 12 },
+  roberta: { max_position_embeddings: 512, num_hidden_layers: 12, pad_token_id: 1 },
   glm: { head_dim: 128, partial_rotary_factor: 0.5 },
   glm4: { head_dim: 128, partial_rotary_factor: 0.5 },
   glm4_moe: { partial_rotary_factor: 0.5 }, // Glm4MoeConfig: setdefault("partial_rotary_factor", 0.5)

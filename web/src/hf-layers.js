@@ -137,6 +137,30 @@ export function encoderDecoderScheme(where, v, family) {
 }
 
 /**
+ * The kind of a family without RoPE, read from the keys that decide it alone (no sizes), or undefined for a
+ * RoPE family: ropeFromHFConfig names the reason before any size is checked.
+ */
+export function noRopeKind(v, family) {
+  if (ENCODER_DECODER_FAMILIES[family]) return ENCODER_DECODER_FAMILIES[family].kind;
+  switch (family) {
+    case 'bloom':
+      return 'alibi';
+    case 'falcon':
+      return v.get('alibi') ? 'alibi' : undefined;
+    case 'baichuan':
+      return v.get('hidden_size') === 4096 ? undefined : 'alibi';
+    case 'mpt': {
+      const ac = v.get('attn_config');
+      return ac?.alibi ? 'alibi' : ac?.rope ? undefined : 'none';
+    }
+    case 'distilbert':
+      return v.get('sinusoidal_pos_embds') ? 'sinusoidal' : 'learned';
+    default:
+      return LEARNED_FAMILIES[family] ? 'learned' : undefined;
+  }
+}
+
+/**
  * The scheme of a family without RoPE, or undefined for a RoPE family:
  * { kind: 'alibi', nHeads, variant: 'bloom' | 'mpt', alibiBiasMax? } | { kind: 'learned', maxLen, offset }
  * | { kind: 'sinusoidal', ... }.
