@@ -247,6 +247,10 @@ for (const build of BUILDS) {
         assert.equal(r.rotaryDim, 16);
         assert.equal(r.pairing, 'half');
       });
+      withRope({ model_type: 'stablelm_epoch', hidden_size: 2560, num_attention_heads: 32, num_hidden_layers: 2, rope_pct: 0.25, rope_theta: 10000 }, undefined, (r) => {
+        assert.equal(r.rotaryDim, 20, 'StableLM epoch: int(80 * 0.25)');
+        close(r.invFreq64(), defaultInv(10000, 20), 1e-12, 'stablelm rope_pct');
+      });
       const gptj = { model_type: 'gptj', n_embd: 4096, n_head: 16, n_layer: 2, rotary_dim: 64, n_positions: 2048, rope_theta: 5 };
       withSpec(gptj, (spec) => {
         const r = spec.layers[0].rope;
