@@ -344,6 +344,32 @@ for (const build of BUILDS) {
       assert.equal(m.stack, 'encoder');
     });
 
+    await t.test('ModernBERT: global layers every 3rd (global_rope_theta), local layers local_rope_theta', () => {
+      const mb = { model_type: 'modernbert', hidden_size: 768, num_attention_heads: 12, num_hidden_layers: 6, global_rope_theta: 160000, local_rope_theta: 10000, global_attn_every_n_layers: 3, local_attention: 128 };
+      withSpec(mb, (spec) => {
+        assert.deepEqual(spec.layers.map((l) => l.layerType), ['full_attention', 'sliding_attention', 'sliding_attention', 'full_attention', 'sliding_attention', 'sliding_attention']);
+        close(spec.layers[0].rope.invFreq64(), defaultInv(160000, 64), 1e-12, 'modernbert global');
+        close(spec.layers[1].rope.invFreq64(), defaultInv(10000, 64), 1e-12, 'modernbert local');
+        assert.equal(spec.layers[4].rope, spec.layers[1].rope);
+      });
+      withSpec({ ...mb, local_rope_theta: null }, (spec) => assert.equal(spec.layers[1].rope, spec.layers[0].rope, 'local_rope_theta null: the global theta everywhere'));
+    });
+
+    await t.test('Llama 3.2 Vision (mllama): cross-attention layers have no rotary; Jamba: no positions at all', () => {
+      const mllama = {
+        model_type: 'mllama',
+        text_config: { model_type: 'mllama_text_model', hidden_size: 4096, num_attention_heads: 32, num_hidden_layers: 10, cross_attention_layers: [3, 8], rope_theta: 500000, rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 } },
+      };
+      withSpec(mllama, (spec) => {
+        assert.equal(kinds(spec), 'rope,rope,rope,none,rope,rope,rope,rope,none,rope');
+        assert.equal(spec.layers[3].layerType, 'cross_attention');
+        assert.equal(spec.layers[0].rope.type, 'llama3');
+      });
+      const jamba = { model_type: 'jamba', hidden_size: 4096, num_attention_heads: 32, num_hidden_layers: 4, attn_layer_period: 8 };
+      withSpec(jamba, (spec) => assert.equal(kinds(spec), 'none,none,none,none'));
+      assert.throws(() => pe.ropeFromHFConfig(jamba), { name: 'TypeError', message: /has no RoPE layers/ });
+    });
+
     await t.test('EXAONE 4: full layers are NoPE only when sliding_window is set', () => {
       const ex = { model_type: 'exaone4', head_dim: 128, num_hidden_layers: 4, rope_theta: 1e6, sliding_window: 4096, sliding_window_pattern: 'LLLG' };
       withSpec(ex, (spec) => assert.equal(kinds(spec), 'rope,rope,rope,none'));

@@ -17,6 +17,7 @@ export const WRAPPER_TEXT_TYPE = Object.freeze({
   qwen3_5: 'qwen3_5_text',
   qwen3_5_moe: 'qwen3_5_moe_text',
   mistral3: 'mistral', // Mistral3Config's default text_config
+  mllama: 'mllama_text_model',
   llava: 'llama',
   paligemma: 'gemma',
 });
@@ -33,6 +34,7 @@ export function familyOf(modelType) {
 
 const FAMILY_ALIASES = {
   kimi_k2: 'deepseek_v3',
+  mllama_text_model: 'mllama',
   RefinedWeb: 'falcon',
   RefinedWebModel: 'falcon',
   qwen3_vl_moe: 'qwen3_vl',
@@ -63,6 +65,8 @@ export const CLASS_DEFAULTS = Object.freeze({
   bloom: { n_head: 8, n_layer: 2 },
   falcon: { alibi: false, rope_theta: 1e4 },
   chatglm: { rope_ratio: 1 },
+  modernbert: { global_rope_theta: 160000, local_rope_theta: 10000, global_attn_every_n_layers: 3, max_position_embeddings: 8192 },
+  mllama: { rope_theta: 500000, num_hidden_layers: 40, cross_attention_layers: [3, 8, 13, 18, 23, 28, 33, 38] },
   gpt2: { n_positions: 1024, n_layer: 12, n_head: 12 },
   gpt_bigcode: { n_positions: 1024, n_layer: 12, n_head: 12 },
   opt: { max_position_embeddings: 2048, num_hidden_layers: 12 },
@@ -93,7 +97,7 @@ export const ROPE_FAMILIES = new Set([
   'internlm3', 'chatglm', 'glm', 'glm4', 'glm4_moe', 'cohere', 'cohere2', 'deepseek', 'deepseek_v2', 'deepseek_v3',
   'exaone', 'exaone4', 'olmo', 'olmo2', 'olmo3', 'granite', 'granitemoe', 'starcoder2', 'minicpm', 'minicpm3',
   'nemotron', 'smollm3', 'gptj', 'codegen', 'falcon', 'baichuan', 'yi', 'helium', 'arcee', 'apertus', 'seed_oss',
-  'ernie4_5', 'hunyuan_v1_dense', 'bitnet', 'olmoe',
+  'ernie4_5', 'hunyuan_v1_dense', 'bitnet', 'olmoe', 'modernbert', 'mllama', 'jamba',
 ]);
 
 /** Phi-3's config class maps the legacy rope types 'su' and 'yarn' to 'longrope' ('su' is longrope everywhere). */
@@ -151,5 +155,6 @@ export const POSITION_KEYS = Object.freeze([
   'attn_config', 'learned_pos_emb', 'no_rope_layers', 'no_rope_layer_interval', 'layer_types', 'sliding_window_pattern',
   '_sliding_window_pattern', 'full_attention_interval', 'rope_interleave', 'qk_rope_head_dim', 'rope_ratio',
   'attn_temperature_tuning', 'floor_scale', 'attn_scale', 'use_rope', 'position_encoding_2d', 'sinusoidal_pos_embds',
-  'original_rope', 'kv_channels', 'head_dim', 'use_alibi', 'scale_embedding',
+  'original_rope', 'kv_channels', 'head_dim', 'use_alibi', 'scale_embedding', 'global_rope_theta', 'local_rope_theta',
+  'global_attn_every_n_layers', 'cross_attention_layers',
 ]);

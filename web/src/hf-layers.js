@@ -32,6 +32,20 @@ export function layerTypesOf(where, v, family, n, noRope) {
   switch (family) {
     case 'gemma2':
       return slidingEvery(n, 2);
+    case 'modernbert': {
+      // ModernBERT: layer i is global when i % global_attn_every_n_layers == 0, else local (sliding window)
+      const k = v.get('global_attn_every_n_layers');
+      if (!Number.isInteger(k) || k < 1) throw rangeError(where, `${v.name('global_attn_every_n_layers')} must be an integer >= 1`, k);
+      return Array.from({ length: n }, (_, i) => (i % k === 0 ? 'full_attention' : 'sliding_attention'));
+    }
+    case 'mllama': {
+      // Llama 3.2 Vision: the layers in cross_attention_layers attend to the image (no rotary there)
+      const cross = v.get('cross_attention_layers');
+      if (!Array.isArray(cross) || !cross.every((i) => Number.isInteger(i) && i >= 0 && i < n)) {
+        throw typeError(where, `${v.name('cross_attention_layers')} must be an array of layer indices in [0, ${n - 1}]`, cross);
+      }
+      return Array.from({ length: n }, (_, i) => (cross.includes(i) ? 'cross_attention' : 'self_attention'));
+    }
     case 'gemma3':
     case 'cohere2':
     case 'olmo3':
@@ -82,6 +96,10 @@ export function noRopeLayersOf(where, v, family, n) {
 export function layerHasRope(v, family, layerType) {
   if (layerType === 'linear_attention') return false; // linear attention (Gated DeltaNet: Qwen3-Next, Qwen 3.5) has no positions
   switch (family) {
+    case 'mllama':
+      return layerType !== 'cross_attention';
+    case 'jamba':
+      return false; // Jamba's attention layers use no positional encoding (its Mamba layers carry order)
     case 'exaone4':
       // Exaone4Attention rotates only if sliding_window is None or the layer is sliding
       return !given(v.get('sliding_window')) || layerType === undefined || layerType === 'sliding_attention';

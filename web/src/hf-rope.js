@@ -75,6 +75,13 @@ function locateParams(where, v, family, layerType, layerTypeName) {
       return { params: {}, name: v.name('rope_scaling'), theta: v.get('rope_local_base_freq'), thetaName: v.name('rope_local_base_freq') };
     }
   }
+  if (family === 'modernbert') {
+    // ModernBertAttention: local (sliding) layers use local_rope_theta (global_rope_theta when null), the rest
+    // global_rope_theta; no scaling
+    const local = layerType === 'sliding_attention' && given(v.get('local_rope_theta'));
+    const key = local ? 'local_rope_theta' : 'global_rope_theta';
+    return { params: rs ?? {}, name: v.name('rope_scaling'), theta: v.get(key), thetaName: v.name(key) };
+  }
   return { params: rs ?? {}, name: v.name('rope_scaling'), inside: false };
 }
 
