@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every native C test binary built by `build.sh native` (build/native/test_*), from the repo root so
-# tests find ../shared/golden. Each binary prints its own results and exits non-zero on failure.
+# tests find tests/golden. Each binary prints its own results and exits non-zero on failure.
 # Last line: "c: N passed, N failed" (N = binaries). Exits non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -1,5 +1,5 @@
 // ALiBi through the JS API, on the SIMD and the scalar build: pe.alibiSlopes, pe.alibiBias, pe.alibiBiasFromMask.
-// - Golden: every case of ../shared/golden/alibi.json (slopes for each n; BLOOM's mask-derived bias).
+// - Golden: every case of tests/golden/alibi.json (slopes for each n; BLOOM's mask-derived bias).
 // - Slopes for any head count (1..300, 1000, 4097) against BLOOM's build_alibi_tensor written here in double.
 // - Bias against slope · (j − (kLen − qLen + i)) on random shapes, causal or not, decode (qLen 1), qLen > kLen,
 //   custom slopes; the mask form against ((cumsum(mask) − 1) · mask) on random masks; SIMD == scalar.

@@ -1,5 +1,5 @@
 // Absolute encodings through the JS API, on the SIMD and the scalar build: pe.sinusoidal (+ .add) and pe.learned.
-// - Golden: every case of ../shared/golden/sinusoidal.json (interleaved, half_split, tensor2tensor, with
+// - Golden: every case of tests/golden/sinusoidal.json (interleaved, half_split, tensor2tensor, with
 //   padding_idx when a case has one) and learned_opt.json (positions derived from the attention mask and the
 //   past length exactly as OPT does).
 // - The worked example PE[1], PE[2] for dModel 4, against Math.sin / Math.cos of the paper's formula and,

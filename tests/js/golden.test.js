@@ -1,4 +1,4 @@
-// Every RoPE case of ../shared/golden/ (Hugging Face transformers' outputs), on the SIMD and the scalar build,
+// Every RoPE case of tests/golden/ (Hugging Face transformers' outputs), on the SIMD and the scalar build,
 // against the *_f64 values (the same formulas run in double; right to ~1e-14 relative / ~5e-11 absolute).
 // Ropes are made with pe.ropeFromHFConfig(config), so config.json parsing is under test too.
 //

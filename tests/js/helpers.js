@@ -20,8 +20,8 @@ export async function loadBuild(simd) {
   return pe;
 }
 
-// The golden vectors live beside the repository: <repo>/../shared/golden/.
-export const GOLDEN_DIR = new URL('../../../shared/golden/', import.meta.url);
+// The reference vectors the tests read: <repo>/tests/golden/ (tests/golden/README.md, PROVENANCE.md).
+export const GOLDEN_DIR = new URL('../golden/', import.meta.url);
 
 const goldenCache = new Map();
 export function loadGolden(file) {
