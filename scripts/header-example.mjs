@@ -72,7 +72,7 @@ function main() {
   const shown = relative(process.cwd(), cFile) || cFile;
   if (cc.status !== 0) {
     process.stderr.write(`${cc.stdout}${cc.stderr}header-example: the usage example in ${relative(root, header)} does not compile (as ${shown}):\n`);
-    process.stderr.write(source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}  ${l}`).join('\n'));
+    process.stderr.write(source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}  ${l}`).join('\n') + '\n');
     process.exit(1);
   }
   const env = { ...process.env, ASAN_OPTIONS: process.env.ASAN_OPTIONS ?? 'detect_leaks=1:halt_on_error=1',
