@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Makes sure the given tools exist, installing their Debian packages with apt-get when they do not.
-#   bash scripts/ensure-tools.sh emcc gcc chromium
+#   bash scripts/ensure-tools.sh emcc gcc chromium clang-format
 # Needs root to install; otherwise prints exactly what to install and exits non-zero.
 set -euo pipefail
 
-declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium")
-declare -A BIN=([emcc]="emcc" [gcc]="gcc" [chromium]="/usr/bin/chromium")
+declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium" [clang-format]="clang-format")
+declare -A BIN=([emcc]="emcc" [gcc]="gcc" [chromium]="/usr/bin/chromium" [clang-format]="clang-format")
 
 missing=()
 for tool in "$@"; do

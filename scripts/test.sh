@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test, phase by phase, after build.sh: node --test over tests/js, tests/browser, tests/pack, then
-# the native C tests. Every phase runs even when an earlier one fails; the summary gives counts and times.
-#   bash scripts/test.sh [js|browser|pack|c]...     (default: all phases)
+# Runs every test, phase by phase, after build.sh: lint (scripts/lint.sh),
+# node --test over tests/js, tests/browser, tests/pack, then the native C tests. Every phase runs even when an
+# earlier one fails; the summary gives counts and times.
+#   bash scripts/test.sh [lint|js|browser|pack|c]...     (default: all phases)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-(( $# )) || set -- js browser pack c
+(( $# )) || set -- lint js browser pack c
 mkdir -p test-results
 summary=() status=0 total_pass=0 total_fail=0
 
@@ -16,6 +17,9 @@ for phase in "$@"; do
   if [[ "$phase" == c ]]; then
     bash scripts/run-c-tests.sh 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
     counts="$(tail -n 1 "$log" | sed 's/^c: //')"
+  elif [[ "$phase" == lint ]]; then
+    bash "scripts/$phase.sh" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
+    counts="$(tail -n 1 "$log" | sed "s/^$phase: //")"
   else
     mapfile -t files < <(find "tests/$phase" -type f \( -name '*.test.js' -o -name '*.test.mjs' \) 2>/dev/null | sort)
     if (( ${#files[@]} == 0 )); then
