@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test, phase by phase, after build.sh: lint (scripts/lint.sh),
+# Runs every test, phase by phase, after build.sh: lint (scripts/lint.sh), typecheck (scripts/typecheck.sh),
 # node --test over tests/js, tests/browser, tests/pack, then the native C tests. Every phase runs even when an
 # earlier one fails; the summary gives counts and times.
-#   bash scripts/test.sh [lint|js|browser|pack|c]...     (default: all phases)
+#   bash scripts/test.sh [lint|typecheck|js|browser|pack|c]...     (default: all phases)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-(( $# )) || set -- lint js browser pack c
+(( $# )) || set -- lint typecheck js browser pack c
 mkdir -p test-results
 summary=() status=0 total_pass=0 total_fail=0
 
@@ -17,7 +17,7 @@ for phase in "$@"; do
   if [[ "$phase" == c ]]; then
     bash scripts/run-c-tests.sh 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
     counts="$(tail -n 1 "$log" | sed 's/^c: //')"
-  elif [[ "$phase" == lint ]]; then
+  elif [[ "$phase" == lint || "$phase" == typecheck ]]; then
     bash "scripts/$phase.sh" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
     counts="$(tail -n 1 "$log" | sed "s/^$phase: //")"
   else
