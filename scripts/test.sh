@@ -37,7 +37,7 @@ for phase in "$@"; do
   elif [[ "$counts" != "no tests" ]]; then
     (( total_fail += 1 ))  # a phase whose counts could not be read failed to report
   fi
-  summary+=("$(printf '%-8s %-28s %4ss%s' "$phase:" "$counts" "$((SECONDS - t0))" "$( (( rc == 0 )) || echo '   FAILED')")")
+  summary+=("$(printf '%-10s %-28s %4ss%s' "$phase:" "$counts" "$((SECONDS - t0))" "$( (( rc == 0 )) || echo '   FAILED')")")
 done
 
 echo
