@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm run lint: ESLint over the JS (eslint.config.js: web/, tests/, bench/, scripts/) and clang-format 14 over
+# npm run lint: ESLint over the JS (eslint.config.js: web/, tests/, bench/, scripts/, fuzz/) and clang-format 14 over
 # the C in c/ and tests/c/ (.clang-format), checking only (--dry-run --Werror): nothing is rewritten.
 #   bash scripts/lint.sh [js|c]...      (default: both)
 # To fix: npx eslint --fix <file>  /  clang-format -i <file>  (see CONTRIBUTING.md).
@@ -17,11 +17,12 @@ result() {  # name rc
 for check in "$@"; do
   case "$check" in
     js)
-      echo "--- eslint (web/ tests/ bench/ scripts/)"
+      echo "--- eslint (web/ tests/ bench/ scripts/ fuzz/)"
       if [[ ! -x node_modules/.bin/eslint ]]; then
         echo "lint: node_modules/.bin/eslint is missing: run bash scripts/setup.sh (npm ci)"; result eslint 1; continue
       fi
-      node_modules/.bin/eslint --max-warnings 0 web tests bench scripts eslint.config.js; result eslint $?
+      dirs=(); for d in web tests bench scripts fuzz; do [[ -d "$d" ]] && dirs+=("$d"); done
+      node_modules/.bin/eslint --max-warnings 0 "${dirs[@]}" eslint.config.js; result eslint $?
       ;;
     c)
       echo "--- clang-format (c/ tests/c/)"
