@@ -12,7 +12,7 @@
 // is not a block). It is compiled as written: a whole program (one that defines main) as it is; otherwise
 // preprocessor lines go to file scope and the rest becomes the body of main(), and a snippet without any
 // #include gets <stdio.h> and "posenc.h", the two a snippet in this header may take for granted.
-// Output: build/header-example/example.c (what was compiled) and the binary beside it.
+// Output: build/header-example/example.c (what was compiled) and a binary beside it per library build.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -56,37 +56,55 @@ function run(cmd, args, options = {}) {
   return r;
 }
 
+/**
+ * The library builds to link against, as build.sh native made them: its objects in build/native/obj/ (one
+ * build), or one set per variant in build/native/obj/<variant>/ (scalar, and SIMD through simd.h's native
+ * mapping; renamed twin objects left out); with no objects, the sources themselves.
+ */
+function libraries() {
+  const objDir = join(root, 'build/native/obj');
+  const objectsIn = (dir) => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.o')).map((f) => join(dir, f)) : []);
+  const found = [];
+  if (objectsIn(objDir).length) found.push({ name: 'native', files: objectsIn(objDir) });
+  if (existsSync(objDir)) {
+    for (const entry of readdirSync(objDir, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name.includes('renamed')) continue;
+      const files = objectsIn(join(objDir, entry.name));
+      if (files.length) found.push({ name: entry.name, files });
+    }
+  }
+  if (found.length) return found;
+  const src = join(root, 'c/src');
+  return [{ name: 'sources', files: readdirSync(src).filter((f) => f.endsWith('.c')).map((f) => join(src, f)) }];
+}
+
 function main() {
   const source = wrapExample(extractExample(readFileSync(header, 'utf8')));
   mkdirSync(outDir, { recursive: true });
   const cFile = join(outDir, 'example.c');
-  const bin = join(outDir, 'example');
   writeFileSync(cFile, source);
-
-  // The library as the native tests link it: build.sh native's objects when they are there, else the sources.
-  const objDir = join(root, 'build/native/obj');
-  const objects = existsSync(objDir) ? readdirSync(objDir).filter((f) => f.endsWith('.o')).map((f) => join(objDir, f)) : [];
-  const library = objects.length
-    ? objects
-    : readdirSync(join(root, 'c/src')).filter((f) => f.endsWith('.c')).map((f) => join(root, 'c/src', f));
+  const shown = relative(process.cwd(), cFile) || cFile;
   const cflags = ['-std=c11', '-O1', '-g', '-Wall', '-Wextra', '-Werror', '-ffp-contract=off',
     '-fsanitize=address,undefined', '-fno-sanitize-recover=all', `-I${join(root, 'c/include')}`];
-  const cc = run('gcc', [...cflags, cFile, ...library, '-lm', '-o', bin]);
-  const shown = relative(process.cwd(), cFile) || cFile;
-  if (cc.status !== 0) {
-    process.stderr.write(`${cc.stdout}${cc.stderr}header-example: the usage example in ${relative(root, header)} does not compile (as ${shown}):\n`);
-    process.stderr.write(source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}  ${l}`).join('\n') + '\n');
-    process.exit(1);
-  }
   const env = { ...process.env, ASAN_OPTIONS: process.env.ASAN_OPTIONS ?? 'detect_leaks=1:halt_on_error=1',
     UBSAN_OPTIONS: process.env.UBSAN_OPTIONS ?? 'print_stacktrace=1:halt_on_error=1' };
-  const ex = run(bin, [], { env });
-  process.stdout.write(ex.stdout);
-  if (ex.status !== 0 || ex.stderr) {
-    process.stderr.write(`${ex.stderr}header-example: ${shown} ${ex.status !== 0 ? `exited with ${ex.status ?? ex.signal}` : 'wrote to stderr'}\n`);
-    process.exit(1);
+
+  for (const library of libraries()) {
+    const bin = join(outDir, `example-${library.name}`);
+    const cc = run('gcc', [...cflags, cFile, ...library.files, '-lm', '-o', bin]);
+    if (cc.status !== 0) {
+      process.stderr.write(`${cc.stdout}${cc.stderr}header-example: the usage example in ${relative(root, header)} does not compile (as ${shown}):\n`);
+      process.stderr.write(source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}  ${l}`).join('\n') + '\n');
+      process.exit(1);
+    }
+    const ex = run(bin, [], { env });
+    process.stdout.write(ex.stdout);
+    if (ex.status !== 0 || ex.stderr) {
+      process.stderr.write(`${ex.stderr}header-example: ${shown} (${library.name}) ${ex.status !== 0 ? `exited with ${ex.status ?? ex.signal}` : 'wrote to stderr'}\n`);
+      process.exit(1);
+    }
+    console.log(`header-example: the usage example in ${relative(root, header)} compiles (-Werror) and runs cleanly against the ${library.name} build (${shown})`);
   }
-  console.log(`header-example: the usage example in ${relative(root, header)} compiles (-Werror) and runs cleanly (${shown})`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();
