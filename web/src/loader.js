@@ -15,7 +15,7 @@ import { statusError, typeError, checkKeys, knownKeys } from './errors.js';
 import { readStatuses, readLimits } from './abi.js';
 import { readRopeLayout } from './rope-options.js';
 import { rope } from './rope.js';
-import { ropeFromHFConfig } from './hf-config.js';
+import { ropeFromHFConfig, fromHFConfig } from './hf-config.js';
 import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
 import { sinusoidal, sinusoidalAdd, readSinusoidalLayout } from './sinusoidal.js';
 import { learned } from './learned.js';
@@ -99,6 +99,7 @@ export function createApi(exports, simd) {
     simd,
     rope: (options) => rope(ctx, options),
     ropeFromHFConfig: (config, options) => ropeFromHFConfig(ctx, config, options),
+    fromHFConfig: (config, options) => fromHFConfig(ctx, config, options),
     alibiSlopes: (nHeads) => alibiSlopes(ctx, nHeads),
     alibiBias: (nHeads, qLen, kLen, options) => alibiBias(ctx, nHeads, qLen, kLen, options),
     alibiBiasFromMask: (nHeads, attentionMask, options) => alibiBiasFromMask(ctx, nHeads, attentionMask, options),
