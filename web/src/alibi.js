@@ -6,7 +6,7 @@
 // pe.attention takes `alibi: true` (these slopes) or explicit slopes and adds the bias inside the kernel
 // without materialising it; alibiBias() is for inspection and for code that builds its own attention.
 
-import { checkInt, checkOptions, checkKeys, knownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
+import { checkInt, checkOptions, checkKnownKeys, knownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
 import {
   SLOT,
   MAX_TENSOR_LENGTH,
@@ -74,7 +74,7 @@ export function alibiBias(ctx, nHeads, qLen, kLen, options) {
   checkInt(where, 'qLen', qLen, 1, INT32_MAX);
   checkInt(where, 'kLen', kLen, 1, INT32_MAX);
   const o = checkOptions(where, 'options', options);
-  checkKeys(where, 'options', o, BIAS_KEYS);
+  checkKnownKeys(where, 'options', o, BIAS_KEYS);
   const causal = o.causal ?? false;
   if (typeof causal !== 'boolean') throw typeError(where, 'options.causal must be a boolean', causal);
   const total = nHeads * qLen * kLen;
@@ -171,7 +171,7 @@ export function alibiBiasFromMask(ctx, nHeads, attentionMask, options) {
   const where = 'alibiBiasFromMask';
   checkInt(where, 'nHeads', nHeads, 1, INT32_MAX);
   const o = checkOptions(where, 'options', options);
-  checkKeys(where, 'options', o, FROM_MASK_KEYS);
+  checkKnownKeys(where, 'options', o, FROM_MASK_KEYS);
   const { flat, n, batch, seq } = readMask(ctx, where, attentionMask, o.shape);
   const total = batch * nHeads * seq;
   if (total > MAX_TENSOR_LENGTH) {

@@ -126,17 +126,21 @@ function editDistance(a, b) {
   return row[b.length];
 }
 
-/** The keys an options object may have, for checkKeys (made once per function, at module load). */
+/** The keys an options object may have, for checkKnownKeys (made once per function, at module load). */
 export function knownKeys(...keys) {
   return Object.freeze({ set: new Set(keys), list: Object.freeze(keys) });
 }
 
 /**
- * Every key of options object `o` is known (a knownKeys set); otherwise a TypeError naming the key and the
- * nearest known one: "rope.apply: options.position is not an option; did you mean positions?". Nothing is
- * silently ignored. Costs a for-in over the few keys a call passes.
+ * Every key of options object `o` is known: `known` is a knownKeys() set (hot paths) or an array of names;
+ * otherwise a TypeError naming the key and the nearest known one: "rope.apply: options.position is not an
+ * option; did you mean positions?". Nothing is silently ignored. Costs a for-in over the keys a call passes.
  */
-export function checkKeys(where, name, o, known) {
+export function checkKnownKeys(where, name, o, known) {
+  if (Array.isArray(known)) {
+    for (const key in o) if (!known.includes(key)) throw unknownKey(where, name, key, known);
+    return;
+  }
   for (const key in o) if (!known.set.has(key)) throw unknownKey(where, name, key, known.list);
 }
 

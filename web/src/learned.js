@@ -11,7 +11,7 @@
 // The table is copied into wasm memory once, when the object is made (or used in place, zero-copy, when it is
 // a pe.tensor: then it must stay alive as long as this object).
 
-import { checkInt, checkOptions, checkKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
+import { checkInt, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import { readLayout } from './abi.js';
 import {
   SLOT,
@@ -129,7 +129,7 @@ class Learned {
     const st = Learned.#live(this, where);
     const { heap, exports: ex } = st.ctx;
     const o = checkOptions(where, 'options', options);
-    checkKeys(where, 'options', o, ADD_KEYS);
+    checkKnownKeys(where, 'options', o, ADD_KEYS);
     const shape = o.shape;
     const sb = 'options.shape must be [batch, seq, dModel] of integers >= 1';
     if (shape === undefined || shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {
@@ -194,7 +194,7 @@ export function learned(ctx, table, options) {
   if (options === undefined || options === null) {
     throw typeError(where, 'options must be an object such as { dModel: 768 } (dModel is required)', options);
   }
-  checkKeys(where, 'options', o, LEARNED_KEYS);
+  checkKnownKeys(where, 'options', o, LEARNED_KEYS);
   const dModel = o.dModel;
   if (dModel === undefined) throw typeError(where, `options.dModel must be an integer in [1, ${INT32_MAX}]`, dModel);
   checkInt(where, 'options.dModel', dModel, 1, INT32_MAX);

@@ -11,7 +11,7 @@
 // same outcome returns the same object.
 
 import { Heap, createTensor } from './memory.js';
-import { statusError, typeError, checkKeys, knownKeys } from './errors.js';
+import { statusError, typeError, checkKnownKeys, knownKeys } from './errors.js';
 import { readStatuses, readLimits } from './abi.js';
 import { readRopeLayout } from './rope-options.js';
 import { rope } from './rope.js';
@@ -191,7 +191,7 @@ export function makeInit(sources) {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
       throw typeError('init', 'options must be an object such as { simd: false }', options);
     }
-    if (options !== undefined && options !== null) checkKeys('init', 'options', options, INIT_KEYS);
+    if (options !== undefined && options !== null) checkKnownKeys('init', 'options', options, INIT_KEYS);
     const simd = options?.simd;
     if (simd !== undefined && simd !== null && typeof simd !== 'boolean') {
       throw typeError('init', 'options.simd must be a boolean (true: SIMD build, false: scalar build) or undefined (pick)', simd);

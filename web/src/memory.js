@@ -26,7 +26,7 @@
 //   stageFloat32    for -1: copy into a scratch slot (or only reserve it, for an output); returns the pointer
 //   returnFloat32   once the kernel ran: copies a staged array back and returns what the API call returns
 
-import { checkInt, checkEnum, checkOptions, checkKeys, knownKeys, typeError, rangeError } from './errors.js';
+import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, rangeError } from './errors.js';
 
 // Scratch slot numbers, shared by every family module of one instance.
 export const SLOT = Object.freeze({
@@ -284,7 +284,7 @@ const TENSOR_KEYS = knownKeys('dtype');
 export function createTensor(heap, lengthOrArray, options) {
   const where = 'tensor';
   const o = checkOptions(where, 'options', options);
-  checkKeys(where, 'options', o, TENSOR_KEYS);
+  checkKnownKeys(where, 'options', o, TENSOR_KEYS);
   if (o.dtype !== undefined && o.dtype !== null) checkEnum(where, 'options.dtype', o.dtype, ['float32']);
   const bound = 'a length (integer) or a Float32Array';
   let length;

@@ -9,7 +9,7 @@
 // as sokol's sg_query_desc returns a desc with its defaults applied. `rope.config` is that read-back in the
 // shape pe.rope() takes, so pe.rope({ ...rope.config, headDim: 24 }) builds the same RoPE for another head size.
 
-import { checkInt, checkNumber, checkEnum, checkKeys, knownKeys, typeError, rangeError, describe, INT32_MAX } from './errors.js';
+import { checkInt, checkNumber, checkEnum, checkKnownKeys, knownKeys, typeError, rangeError, describe, INT32_MAX } from './errors.js';
 import { SLOT, numbersLength } from './memory.js';
 import { readLayout, limit } from './abi.js';
 
@@ -124,7 +124,7 @@ export function resolveRopeOptions(options, names, limits) {
     throw typeError(where, 'options must be an object such as { headDim: 64 }', options);
   }
   const o = { ...options }; // each option read once (a snapshot; scaling likewise below)
-  if (names.strict) checkKeys(where, 'options', o, ROPE_KEYS);
+  if (names.strict) checkKnownKeys(where, 'options', o, ROPE_KEYS);
   const r = {};
   const maxHeadDim = limit(limits, 'PE_ROPE_MAX_HEAD_DIM');
 
@@ -153,7 +153,7 @@ export function resolveRopeOptions(options, names, limits) {
     throw typeError(where, `${N('scaling')} must be an object such as { type: 'linear', factor: 2 }`, s);
   }
   s = { ...s };
-  if (names.strict) checkKeys(where, N('scaling'), s, SCALING_KEYS);
+  if (names.strict) checkKnownKeys(where, N('scaling'), s, SCALING_KEYS);
   const typeName = scalingValue(s, 'type');
   const typeBound = `${N('type')} must be one of ${ROPE_TYPES.map((t) => `'${t}'`).join(', ')}`;
   if (typeof typeName !== 'string') throw typeError(where, typeBound, typeName);

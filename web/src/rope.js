@@ -8,7 +8,7 @@
 // (rope-table.js), so q and k (or repeated calls) at the same positions build it once; apply(q, { k }) rotates
 // both in one call.
 
-import { checkInt, checkEnum, checkOptions, checkKeys, knownKeys, typeError, describe, INT32_MAX } from './errors.js';
+import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, describe, INT32_MAX } from './errors.js';
 import {
   SLOT,
   MAX_TENSOR_LENGTH,
@@ -32,7 +32,7 @@ const OUT_KEYS = knownKeys('cos', 'sin');
 const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen');
 
 // The per-call key checks of the decode path: a switch over (interned) key strings costs a third of the Set
-// lookups of checkKeys, which still names any key the switch does not know (and passes one it forgot).
+// lookups of checkKnownKeys, which still names any key the switch does not know (and passes one it forgot).
 function checkApplyKeys(o) {
   for (const key in o) {
     switch (key) {
@@ -45,14 +45,14 @@ function checkApplyKeys(o) {
       case 'kHeads':
         continue;
       default:
-        checkApplyKeys(o);
+        checkKnownKeys(APPLY, 'options', o, APPLY_KEYS);
     }
   }
 }
 
 function checkCosSinKeys(where, o, out) {
-  for (const key in o) if (key !== 'seqLen' && key !== 'out') checkKeys(where, 'options', o, COS_SIN_KEYS);
-  if (out !== null) for (const key in out) if (key !== 'cos' && key !== 'sin') checkKeys(where, 'options.out', out, OUT_KEYS);
+  for (const key in o) if (key !== 'seqLen' && key !== 'out') checkKnownKeys(where, 'options', o, COS_SIN_KEYS);
+  if (out !== null) for (const key in out) if (key !== 'cos' && key !== 'sin') checkKnownKeys(where, 'options.out', out, OUT_KEYS);
 }
 
 // The methods below run on every decode step, so their valid path is kept lean: each argument is tested inline
@@ -378,7 +378,7 @@ class Rope {
     const { heap, exports: ex } = st.ctx;
     checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
     const o = checkOptions(where, 'options', options);
-    checkKeys(where, 'options', o, REROTATE_KEYS);
+    checkKnownKeys(where, 'options', o, REROTATE_KEYS);
     const D = st.headDim;
     let total;
     if (o.shape !== undefined) {

@@ -8,7 +8,7 @@
 //
 // Angles are formed in double and rounded to float32 once, so position 10^6 is as exact as position 10.
 
-import { checkInt, checkNumber, checkEnum, checkOptions, checkKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
+import { checkInt, checkNumber, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import {
   SLOT,
   MAX_TENSOR_LENGTH,
@@ -93,7 +93,7 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
   checkInt(where, 'seqLen', seqLen, 1, INT32_MAX);
   checkInt(where, 'dModel', dModel, 1, INT32_MAX);
   const o = checkOptions(where, 'options', options);
-  checkKeys(where, 'options', o, TABLE_KEYS);
+  checkKnownKeys(where, 'options', o, TABLE_KEYS);
   const r = resolveOptions(where, o, dModel);
   const offset = checkInt(where, 'options.offset', o.offset ?? 0, 0, INT32_MAX);
   if (offset + seqLen - 1 > INT32_MAX) {
@@ -122,7 +122,7 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
 export function sinusoidalAdd(ctx, x, options) {
   const where = 'sinusoidal.add';
   const o = checkOptions(where, 'options', options);
-  checkKeys(where, 'options', o, ADD_KEYS);
+  checkKnownKeys(where, 'options', o, ADD_KEYS);
   const shape = o.shape;
   const bound = 'options.shape must be [batch, seq, dModel] of integers >= 1';
   if (shape === undefined || shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {
