@@ -52,8 +52,9 @@ const CONFIG_FIELDS = [
   ['long_factor', 'ptr'],
 ];
 
-// pe_rope_apply_config fields in declaration order (pe_abi_rope_apply_config_layout), all int32.
-const APPLY_FIELDS = ['batch', 'seq', 'heads', 'layout', 'per_batch_rows', 'rotation'];
+// pe_rope_apply_config fields in declaration order (pe_abi_rope_apply_config_layout): int32 up to rotation,
+// then int64 strides (batch, seq, heads) and offset, left 0 (dense, no offset) until the API exposes them.
+const APPLY_FIELDS = ['batch', 'seq', 'heads', 'layout', 'per_batch_rows', 'rotation', 'stride_batch', 'stride_seq', 'stride_heads', 'offset'];
 
 /** Reads pe_rope_config's layout (and pe_rope_apply_config's, as .apply) from the module once per instance. */
 export function readRopeLayout(ctx) {
@@ -791,6 +792,7 @@ export function createRope(ctx, resolved, where = 'rope') {
   }
   // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it)
   const ptr = heap.malloc(layout.ropeSize + layout.apply.size);
+  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + layout.apply.size); // strides, offset: 0
 
   heap.u8.fill(0, cfg, cfg + layout.configSize);
   const dv = heap.dataView;
