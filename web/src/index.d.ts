@@ -278,6 +278,8 @@ export type HFLayer = (
 ) & {
   /** The layer's type, where the model's layers differ ('sliding_attention', 'full_attention', 'chunked_attention', ...). */
   readonly layerType?: string;
+  /** Encoder-decoder models (BART, Marian, M2M100, ...): encoder layers come first, then decoder layers. */
+  readonly stack?: 'encoder' | 'decoder';
 };
 
 /** pe.fromHFConfig's result (frozen). */
