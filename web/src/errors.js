@@ -126,15 +126,27 @@ function editDistance(a, b) {
   return row[b.length];
 }
 
+/** The keys an options object may have, for checkKnownKeys (made once per function, at module load). */
+export function knownKeys(...keys) {
+  return Object.freeze({ set: new Set(keys), list: Object.freeze(keys) });
+}
+
 /**
- * Every own key of options object `o` is one of `known`; otherwise a TypeError naming the key and the nearest
- * known one: "rope: options.heads is not an option; did you mean headDim?".
+ * Every key of options object `o` is known: `known` is a knownKeys() set (hot paths) or an array of names;
+ * otherwise a TypeError naming the key and the nearest known one: "rope.apply: options.position is not an
+ * option; did you mean positions?". Nothing is silently ignored. Costs a for-in over the keys a call passes.
  */
 export function checkKnownKeys(where, name, o, known) {
-  for (const key of Object.keys(o)) {
-    if (known.includes(key)) continue;
-    let best = known[0];
-    for (const k of known) if (editDistance(key.toLowerCase(), k.toLowerCase()) < editDistance(key.toLowerCase(), best.toLowerCase())) best = k;
-    throw new TypeError(`${where}: ${name}.${key.slice(0, 60)} is not an option; did you mean ${best}? (options: ${known.join(', ')})`);
+  if (Array.isArray(known)) {
+    for (const key in o) if (!known.includes(key)) throw unknownKey(where, name, key, known);
+    return;
   }
+  for (const key in o) if (!known.set.has(key)) throw unknownKey(where, name, key, known.list);
+}
+
+function unknownKey(where, name, key, list) {
+  const k = key.toLowerCase();
+  let best = list[0];
+  for (const c of list) if (editDistance(k, c.toLowerCase()) < editDistance(k, best.toLowerCase())) best = c;
+  return new TypeError(`${where}: ${name}.${key.slice(0, 60)} is not an option; did you mean ${best}? (options: ${list.join(', ')})`);
 }

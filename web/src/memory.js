@@ -26,7 +26,7 @@
 //   stageFloat32    for -1: copy into a scratch slot (or only reserve it, for an output); returns the pointer
 //   returnFloat32   once the kernel ran: copies a staged array back and returns what the API call returns
 
-import { checkInt, typeError, rangeError } from './errors.js';
+import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, rangeError } from './errors.js';
 
 // Scratch slot numbers, shared by every family module of one instance.
 export const SLOT = Object.freeze({
@@ -275,9 +275,17 @@ class Tensor {
 }
 if (typeof Symbol.dispose === 'symbol') Tensor.prototype[Symbol.dispose] = Tensor.prototype.free;
 
-/** pe.tensor(lengthOrArray): every check comes before the block is allocated, and a failure frees it. */
-export function createTensor(heap, lengthOrArray) {
+const TENSOR_KEYS = knownKeys('dtype');
+
+/**
+ * pe.tensor(lengthOrArray, { dtype }): every check comes before the block is allocated, and a failure frees
+ * it. dtype: 'float32' (the one storage type so far).
+ */
+export function createTensor(heap, lengthOrArray, options) {
   const where = 'tensor';
+  const o = checkOptions(where, 'options', options);
+  checkKnownKeys(where, 'options', o, TENSOR_KEYS);
+  if (o.dtype !== undefined && o.dtype !== null) checkEnum(where, 'options.dtype', o.dtype, ['float32']);
   const bound = 'a length (integer) or a Float32Array';
   let length;
   let source = null;
