@@ -6,8 +6,8 @@
 // Every distinct violation is printed with the case that found it; a damaged instance is replaced by a fresh
 // one so one finding does not hide the next. Each build runs in a worker thread watched from here: a case that
 // runs past --hang-ms (default 10000) is a hang, reported with the case, and the run continues in a new worker
-// from the next seed. --strict also demands DESIGN's strict options (an unknown option key is a TypeError)
-// and that ropeFromHFConfig throws for models without RoPE. Exit status 1 when anything was found.
+// from the next seed. Exit status 1 when anything was found. (--strict is accepted for older scripts: strict
+// options and ropeFromHFConfig's refusals are demanded by default now, tests/js/fuzz/common.js policy.)
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 

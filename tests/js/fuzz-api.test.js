@@ -47,14 +47,10 @@ test('fuzz-api: init(options) resolves to a build or rejects with a TypeError na
   );
 });
 
-// DESIGN "Strict options" (issue 11): an unknown key is a TypeError naming it. The main property above accepts
-// either outcome for unknown keys (its subject is issue 10's hardening); these tests demand it, one near-miss
-// key per options object. NOT_YET_STRICT names the entries that still accept unknown keys (reported as todo);
-// take a name out when its entry becomes strict, so that it cannot regress.
-const NOT_YET_STRICT = new Set([
-  'rope.apply', 'rope.cosSin', 'rope.rerotate', 'alibiBias', 'alibiBiasFromMask', 'sinusoidal', 'sinusoidal.add',
-  'learned', 'learned.add', 'attention', 'attention shape', 'tensor', 'init',
-]);
+// DESIGN "Strict options" (issue 11): an unknown key is a TypeError naming it, one near-miss key per options object
+// (the fuzz property above demands it too, policy.unknownKey). NOT_YET_STRICT may name entries that do not have it
+// yet (reported as todo); it is empty since every entry point became strict (jscore 979d681).
+const NOT_YET_STRICT = new Set([]);
 const UNKNOWN_KEY_CALLS = [
   ['pe.rope', (pe) => pe.rope({ headDim: 8, theta: 10000 }), 'theta'],
   ['rope.apply', (pe) => pe.rope({ headDim: 2 }).apply(new Float32Array(2), { shape: [1, 1, 1, 2], position: [5] }), 'position'],

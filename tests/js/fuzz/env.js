@@ -37,6 +37,11 @@ function knownGood(rope) {
  * instance. other is an instance of the other build.
  */
 export function makeEnv(pe, other) {
+  // Room to spare: the builders make several wasm views for one call (x, k, positions over tensors); had the
+  // memory to grow for a later one, the earlier views would be detached before the call, which the API rightly
+  // refuses. Growth inside a call still happens (tables, copies) and must leave the caller's views usable.
+  pe.tensor(4 << 20).free();
+  other.tensor(1 << 20).free();
   const rope = pe.rope(KG_ROPE); // kept for the whole run: its cached table must survive every bad call
   const expected = knownGood(rope);
   const canaryData = [f32Data(33, 21), f32Data(1000, 22), f32Data(7, 23)];

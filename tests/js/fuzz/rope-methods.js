@@ -221,7 +221,7 @@ function applyStep(m, rope, env, D) {
   if (m.k !== null) {
     if (m.k.kHeads !== null) {
       o.kHeads = m.k.kHeads.v;
-      plan.part('kHeads', m.k.kHeads.fate);
+      plan.part('kHeads', m.k.kHeads.v === null ? 'ok' : m.k.kHeads.fate); // null: not given
       if (m.k.kHeads.fate === 'ok') kH = m.k.kHeads.v;
     }
     if (m.k.same && x.fate === 'ok' && small) {

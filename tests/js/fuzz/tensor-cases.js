@@ -13,7 +13,7 @@ export const tensorCaseArb = fc.record({
     { weight: 6, arbitrary: fc.record({ kind: fc.constantFrom('f32', 'wasmView', 'proxy', 'proxyLen', 'lookalike', 'detached', 'f64', 'big', 'u16'), n: fc.integer({ min: 0, max: 40 }), later: fc.constantFrom(2 ** 20, 2 ** 31, 0) }) },
   ),
   options: fc.constantFrom(undefined, undefined, undefined, 'dtype32', 'unknown', 'notObject'),
-  after: fc.constantFrom('none', 'free', 'doubleFree', 'useAfterFree', 'foreignUse'),
+  after: fc.constantFrom('none', 'none', 'free', 'free', 'doubleFree', 'useAfterFree', 'foreignUse', 'growth'),
 });
 
 export function tensorSteps(spec, env) {
@@ -76,7 +76,6 @@ export function tensorSteps(spec, env) {
   let opts;
   if (spec.options === 'dtype32') {
     opts = { dtype: 'float32' };
-    plan.part('dtype', 'either');
   } else if (spec.options === 'unknown') {
     opts = { dtpye: 'float16' };
     plan.part('dtpye', policy.unknownKey);
@@ -107,6 +106,19 @@ export function tensorSteps(spec, env) {
       case 'useAfterFree':
         t.free();
         return { plan: new Plan('tensor').part('freed', 'error'), run: () => t.array };
+      case 'growth': {
+        // a call that grows the wasm memory (a 36 MiB table copied in) detaches every view: the tensor's data must
+        // stay where it was and .array give a live view of it
+        const data = Float32Array.from(t.array);
+        const big = new Float32Array(9 << 20);
+        let L = null;
+        return {
+          plan: new Plan('learned'),
+          run: () => (L = env.pe.learned(big, { dModel: 1024 })),
+          check: () => compare('tensor.array after the memory grew', t.array, data, () => 0),
+          cleanup: () => L?.free(),
+        };
+      }
       case 'foreignUse': {
         const r = env.other.rope({ headDim: 2 });
         const n = t.length - (t.length % 2);
