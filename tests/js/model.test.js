@@ -1,4 +1,4 @@
-// model.test.js — the tiny models from JS (web/src/model.js over dist/*.wasm, both builds): every shipped model
+// model.test.js — the tiny models from JS (web/src/model.js over dist/posenc-model*.wasm, both builds): every shipped model
 // loads and reaches the in-distribution loss/accuracy recorded in its config.json; wasm logits match the native
 // (gcc) logits within the stated tolerance; attention weights; RoPE scalings; malformed files are rejected with
 // clear errors; memory is released.
@@ -44,8 +44,8 @@ async function instantiate(file) {
 }
 
 const builds = [
-  ['simd', 'dist/posenc.simd.wasm'],
-  ['scalar', 'dist/posenc.wasm'],
+  ['simd', 'dist/posenc-model.simd.wasm'],
+  ['scalar', 'dist/posenc-model.wasm'],
 ];
 
 const modelNames = existsSync(MODELS)

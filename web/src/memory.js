@@ -132,6 +132,14 @@ export class Heap {
   isView(a) {
     return a.buffer === this.buffer;
   }
+
+  /** The NUL-terminated UTF-8 string at `ptr` (C messages, pe_status_string). */
+  cString(ptr) {
+    const u8 = this.u8;
+    let end = ptr >>> 0;
+    while (end < u8.length && u8[end] !== 0) end++;
+    return new TextDecoder().decode(u8.subarray(ptr >>> 0, end));
+  }
 }
 
 /**

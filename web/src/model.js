@@ -1,10 +1,12 @@
 // model.js — the playground's tiny transformers (c/model/model.c) from JS: a safetensors reader that rejects
 // malformed files with a clear message, config.json checks, and a thin wrapper over the wasm forward
-// (pe_model_open / pe_model_load / pe_model_forward / pe_model_rope).
+// (pe_model_open / pe_model_load / pe_model_forward / pe_model_rope) of the tiny-model module
+// (dist/posenc-model*.wasm). Published as 'posenc/model'; the core entry imports it only when a model is loaded.
 //
-//   import { createModelApi } from './model.js';
-//   const models = createModelApi(instance);            // a WebAssembly.Instance, its exports, or { exports }
-//   const m = models.loadModel(safetensorsBytes, configJson);
+//   const pe = await init();
+//   const m = await pe.loadModel(safetensorsBytes, configJson);   // or await pe.fetchModel('/models/copy-rope/')
+//   import { ModelFileError, parseSafetensors } from 'posenc/model';
+//   const models = createModelApi(instance);            // a WebAssembly.Instance of the model module, or its exports
 //   const { logits, attention } = m.forward(m.encode('.abc|ab'), { attention: true });
 //   m.evaluate(tokens)                                  // { loss, accuracy, count } on next-token targets
 //   m.forward(tokens, { ropeScaling: { type: 'yarn', factor: 4 } })   // RoPE models: inference-time scaling
@@ -14,15 +16,37 @@
 // diagonal. Every error names what is wrong: ModelFileError for a malformed / truncated / mismatched file,
 // TypeError for a wrong argument type, RangeError for a value out of range.
 
+import { Heap } from './memory.js';
+
 const DTYPE_BYTES = {
   F64: 8, F32: 4, F16: 2, BF16: 2, F8_E4M3: 1, F8_E5M2: 1,
   I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1,
 };
 const MAX_HEADER_BYTES = 100 * 1024 * 1024; // the safetensors spec's own limit
+// A wasm32 memory holds at most 2^32 bytes (and build.sh sets -sMAXIMUM_MEMORY=4GB): a block that size or
+// larger cannot exist, and its size would wrap when passed to malloc as a 32-bit size_t.
+const WASM_MAX_BYTES = 2 ** 32;
 
 export const POSITION_ENCODINGS = Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi']);
 export const ROPE_SCALINGS = Object.freeze(['trained', 'linear', 'ntk', 'dynamic', 'yarn']); // pe_model_rope_scaling
 const PE_OK = 0;
+
+// ---- wasm memory: memory.js's Heap over the model module's exports, the one way this file touches it ----------
+
+/**
+ * A block of `bytes` bytes (a Number, exact far past 2^32) for `what`, refused with a RangeError naming the
+ * 4 GiB bound before malloc sees a size it would wrap. heap.malloc throws a RangeError when memory runs out.
+ */
+function allocate(heap, bytes, where, what) {
+  checkBytes(bytes, where, what);
+  return heap.malloc(bytes);
+}
+function checkBytes(bytes, where, what) {
+  if (!(bytes < WASM_MAX_BYTES)) {
+    throw new RangeError(`${where}: ${what} need ${bytes} bytes, more than the ${WASM_MAX_BYTES} bytes (4 GiB) a wasm memory can hold`);
+  }
+}
+const readU32 = (heap, ptr) => heap.i32[ptr >>> 2] >>> 0; // a size_t out-parameter (wasm32: 32 bits)
 
 /** A safetensors or config.json file that cannot be used; the message says where and why. */
 export class ModelFileError extends Error {
@@ -206,30 +230,15 @@ export function createModelApi(instance) {
   const ex = exportsOf(instance);
   for (const name of REQUIRED) {
     if (typeof ex[name] !== 'function' && !(name === 'memory' && ex.memory)) {
-      throw new Error(`posenc: the wasm module does not export ${name} (built without c/model/model.c?)`);
+      throw new Error(`posenc: the wasm module does not export ${name} (is this the tiny-model module, dist/posenc-model*.wasm?)`);
     }
   }
-  const u8 = () => new Uint8Array(ex.memory.buffer);
-  const malloc = (n) => {
-    const p = ex.malloc(Math.max(1, n)) >>> 0;
-    if (p === 0) throw new RangeError(`posenc model: out of wasm memory allocating ${n} bytes`);
-    return p;
-  };
-  const cString = (ptr) => {
-    const m = u8();
-    let end = ptr;
-    while (m[end] !== 0) end++;
-    return new TextDecoder().decode(m.subarray(ptr, end));
-  };
-  let ropeSize = 0;
-  {
-    const countPtr = malloc(4);
-    const layout = ex.pe_abi_rope_config_layout(countPtr) >>> 0;
-    const count = new Int32Array(ex.memory.buffer, countPtr, 1)[0];
-    ropeSize = new Int32Array(ex.memory.buffer, layout, count)[count - 1]; // last entry: sizeof(pe_rope)
-    ex.free(countPtr);
-  }
+  const heap = new Heap(ex);
+  const outPtr = heap.malloc(8); // out-parameters (a count, a size_t), for the life of the instance
+  const layout = ex.pe_abi_rope_config_layout(outPtr) >>> 0;
+  const ropeSize = heap.i32[(layout >>> 2) + heap.i32[outPtr >>> 2] - 1]; // last entry: sizeof(pe_rope)
   const modelSize = ex.pe_model_struct_size() >>> 0;
+  const message = (m) => heap.cString(ex.pe_model_message(m));
 
   function loadModel(bytes, config) {
     const file = toBytes(bytes, 'loadModel');
@@ -238,27 +247,25 @@ export function createModelApi(instance) {
     for (const [name, t] of parsed.tensors) {
       if (t.dtype !== 'F32') throw new ModelFileError(`safetensors: tensor '${name}': dtype ${t.dtype}, only F32 is supported`);
     }
-    const m = malloc(modelSize);
+    const m = heap.malloc(modelSize);
     let filePtr = 0, weights = 0;
     try {
-      filePtr = malloc(file.length);
-      u8().set(file, filePtr);
-      const nPtr = malloc(4);
-      let st = ex.pe_model_open(m, nPtr, filePtr, file.length);
-      const nWeights = new Uint32Array(ex.memory.buffer, nPtr, 1)[0];
-      ex.free(nPtr);
-      if (st !== PE_OK) throw new ModelFileError(cString(ex.pe_model_message(m) >>> 0));
-      weights = malloc(nWeights * 4);
+      filePtr = allocate(heap, file.length, 'loadModel', 'the file');
+      heap.u8.set(file, filePtr);
+      let st = ex.pe_model_open(m, outPtr, filePtr, file.length);
+      if (st !== PE_OK) throw new ModelFileError(message(m));
+      const nWeights = readU32(heap, outPtr);
+      weights = allocate(heap, nWeights * 4, 'loadModel', `the ${nWeights} weights`);
       st = ex.pe_model_load(m, weights, nWeights, filePtr, file.length);
-      if (st !== PE_OK) throw new ModelFileError(cString(ex.pe_model_message(m) >>> 0));
+      if (st !== PE_OK) throw new ModelFileError(message(m));
     } catch (e) {
-      if (weights) ex.free(weights);
-      ex.free(m);
+      heap.free(weights);
+      heap.free(m);
       throw e;
     } finally {
-      if (filePtr) ex.free(filePtr);
+      heap.free(filePtr);
     }
-    return new TinyModel(ex, { m, weights, ropeSize, malloc, cString, info, metadata: parsed.metadata });
+    return new TinyModel(ex, { heap, m, weights, ropeSize, outPtr, message, info, metadata: parsed.metadata });
   }
 
   /**
@@ -286,7 +293,9 @@ export function createModelApi(instance) {
 export class TinyModel {
   #ex;
   #p; // pointers and helpers
-  #scratch = { ptr: 0, floats: 0 };
+  // Blocks kept between calls; they only grow. A block is recorded only once malloc has returned it, so a
+  // refused or failed size leaves { 0, 0 } and the next call allocates afresh.
+  #scratch = { ptr: 0, bytes: 0 };
   #buf = { ptr: 0, bytes: 0 };
   #rope = 0;
   #freed = false;
@@ -367,7 +376,7 @@ export class TinyModel {
       throw new RangeError(`${where}: ropeScaling.factor must be a finite number > 0, got ${show(scaling.factor)}`);
     }
     const ex = this.#ex;
-    if (!this.#rope) this.#rope = this.#p.malloc(this.#p.ropeSize);
+    if (!this.#rope) this.#rope = this.#p.heap.malloc(this.#p.ropeSize);
     const st = ex.pe_model_rope(this.#rope, this.#p.m, type, factor);
     if (st !== PE_OK) throw new RangeError(`${where}: pe_model_rope failed for ${scaling.type} x ${factor} (status ${st})`);
     return this.#rope;
@@ -383,39 +392,39 @@ export class TinyModel {
     const toks = this.#tokens(tokens, 'forward');
     const n = toks.length;
     const ex = this.#ex;
-    const rope = this.#ropeFor(options.ropeScaling, 'forward');
+    const { heap, m, outPtr } = this.#p;
     const wantAttention = !!options.attention;
     const V = this.vocabSize;
-    // scratch for this length (grows, never shrinks)
-    const nsPtr = this.#p.malloc(4);
-    ex.pe_model_scratch_size(nsPtr, this.#p.m, n);
-    const ns = new Uint32Array(ex.memory.buffer, nsPtr, 1)[0];
-    ex.free(nsPtr);
-    if (this.#scratch.floats < ns) {
-      if (this.#scratch.ptr) ex.free(this.#scratch.ptr);
-      this.#scratch.ptr = 0;
-      this.#scratch.ptr = this.#p.malloc(ns * 4);
-      this.#scratch.floats = ns;
-    }
-    // one buffer: tokens | logits | attention
+    // Every size is known and checked before anything is allocated. Byte counts are Numbers (exact to 2^53),
+    // so n * n * layers * heads cannot wrap; the C side refuses a scratch size that does not fit its size_t.
     const attnFloats = wantAttention ? this.numLayers * this.numHeads * n * n : 0;
-    const bytes = 4 * (n + n * V + attnFloats);
-    if (this.#buf.bytes < bytes) {
-      if (this.#buf.ptr) ex.free(this.#buf.ptr);
-      this.#buf.ptr = 0;
-      this.#buf.ptr = this.#p.malloc(bytes);
-      this.#buf.bytes = bytes;
-    }
+    const bufBytes = 4 * (n + n * V + attnFloats); // one block: tokens | logits | attention
+    const what = `${n} tokens' ids, logits${wantAttention ? ' and attention weights' : ''}`;
+    checkBytes(bufBytes, 'forward', what);
+    if (ex.pe_model_scratch_size(outPtr, m, n) !== PE_OK) throw new RangeError(`forward: ${this.#p.message(m)}`);
+    const scratchBytes = 4 * readU32(heap, outPtr);
+    const rope = this.#ropeFor(options.ropeScaling, 'forward');
+    this.#reserve(this.#scratch, scratchBytes, `the scratch for ${n} tokens`);
+    this.#reserve(this.#buf, bufBytes, what);
     const tokPtr = this.#buf.ptr, logitsPtr = tokPtr + 4 * n, attnPtr = wantAttention ? logitsPtr + 4 * n * V : 0;
-    new Int32Array(ex.memory.buffer, tokPtr, n).set(toks);
-    const st = ex.pe_model_forward(this.#p.m, logitsPtr, attnPtr, tokPtr, n, rope, this.#scratch.ptr, this.#scratch.floats);
-    if (st !== PE_OK) {
-      const msg = this.#p.cString(ex.pe_model_message(this.#p.m) >>> 0);
-      throw new RangeError(`forward: ${msg || `status ${st}`}`);
-    }
-    const out = { logits: new Float32Array(ex.memory.buffer, logitsPtr, n * V).slice(), seqLen: n, vocabSize: V };
-    if (wantAttention) out.attention = new Float32Array(ex.memory.buffer, attnPtr, attnFloats).slice();
+    heap.i32.set(toks, tokPtr >>> 2);
+    const st = ex.pe_model_forward(m, logitsPtr, attnPtr, tokPtr, n, rope, this.#scratch.ptr, scratchBytes / 4);
+    if (st !== PE_OK) throw new RangeError(`forward: ${this.#p.message(m) || `status ${st}`}`);
+    const f32 = heap.f32;
+    const out = { logits: f32.slice(logitsPtr >>> 2, (logitsPtr >>> 2) + n * V), seqLen: n, vocabSize: V };
+    if (wantAttention) out.attention = f32.slice(attnPtr >>> 2, (attnPtr >>> 2) + attnFloats);
     return out;
+  }
+
+  /** Grows a kept block to at least `bytes`; on failure the block is left empty, never with a stale size. */
+  #reserve(block, bytes, what) {
+    if (block.bytes >= bytes) return;
+    const heap = this.#p.heap;
+    heap.free(block.ptr);
+    block.ptr = 0;
+    block.bytes = 0;
+    block.ptr = allocate(heap, bytes, 'forward', what);
+    block.bytes = bytes;
   }
 
   /**
@@ -456,8 +465,8 @@ export class TinyModel {
   /** Releases the model's wasm memory; the object is unusable afterwards. Safe to call twice. */
   free() {
     if (this.#freed) return;
-    const ex = this.#ex;
-    for (const p of [this.#scratch.ptr, this.#buf.ptr, this.#rope, this.#p.weights, this.#p.m]) if (p) ex.free(p);
+    const heap = this.#p.heap;
+    for (const p of [this.#scratch.ptr, this.#buf.ptr, this.#rope, this.#p.weights, this.#p.m]) heap.free(p);
     this.#freed = true;
   }
 }
