@@ -102,7 +102,8 @@ build_wasm() {
 }
 
 # ---------------------------------------------------------------------------------------------------
-# Native: each tests/c/test_*.c linked against every c/src/*.c, under AddressSanitizer + UBSan
+# Native: each tests/c/test_*.c linked against every c/src/*.c (and tests/c/test_model*.c against the
+# c/model sources too, all but the command line main.c), under AddressSanitizer + UBSan
 # ---------------------------------------------------------------------------------------------------
 build_native() {
   bash scripts/ensure-tools.sh gcc
@@ -130,13 +131,33 @@ build_native() {
   for obj in build/native/obj/*.o; do
     [[ -f "c/src/$(basename "${obj%.o}").c" ]] || { rm -f "$obj" "$obj.stamp"; built=1; }
   done
+  # The tiny model (c/model/*.c but main.c), compiled once and linked into the model tests only.
+  local model_objs=()
+  local model_hdr_fp; model_hdr_fp="$(fingerprint "${HEADERS[@]}" "${MODEL_HEADERS[@]}")"
+  mkdir -p build/native/obj/model
+  for src in c/model/*.c; do
+    [[ "$src" == c/model/main.c ]] && continue
+    obj="build/native/obj/model/$(basename "${src%.c}").o"
+    fp="$(EXTRA_FP+=("$model_hdr_fp"); fingerprint "$src")"
+    if [[ ! -f "$obj" || "$(cat "$obj.stamp" 2>/dev/null)" != "$fp" ]]; then
+      gcc "${cflags[@]}" -c "$src" -o "$obj"
+      echo "$fp" > "$obj.stamp"
+      built=1
+    fi
+    model_objs+=("$obj")
+  done
+  for obj in build/native/obj/model/*.o; do
+    [[ -f "c/model/$(basename "${obj%.o}").c" ]] || { rm -f "$obj" "$obj.stamp"; built=1; }
+  done
 
-  local t bin n=0
+  local t bin n=0 link
   for t in "${tests[@]}"; do
     bin="build/native/$(basename "${t%.c}")"
-    fp="$(EXTRA_FP+=("$hdr_fp"); fingerprint "$t" "${objs[@]}")"
+    link=("${objs[@]}")
+    [[ "$(basename "$t")" == test_model* ]] && link+=("${model_objs[@]}")
+    fp="$(EXTRA_FP+=("$model_hdr_fp"); fingerprint "$t" "${link[@]}")"
     if [[ ! -x "$bin" || "$(cat "$bin.stamp" 2>/dev/null)" != "$fp" ]]; then
-      gcc "${cflags[@]}" "$t" "${objs[@]}" -lm -o "$bin"
+      gcc "${cflags[@]}" "$t" "${link[@]}" -lm -o "$bin"
       echo "$fp" > "$bin.stamp"
       built=1
     fi

@@ -2,11 +2,9 @@
  * encoding, safetensors round trip and rejection of malformed files, forward errors, RoPE scalings, and a
  * short training run that is deterministic and whose loss falls.
  *
- * build.sh links each tests/c/test_X.c against the c/src sources only, so the model sources are included here. */
-#include "../../c/model/model.c"
-#include "../../c/model/tasks.c"
-#include "../../c/model/train.c"
-#include "../../c/model/eval.c"
+ * build.sh links the model tests against the c/src and c/model objects (all but main.c). */
+#include "../../c/model/model_internal.h"
+#include "../../c/model/train.h"
 
 #include "test_util.h"
 
