@@ -272,6 +272,22 @@ for (const [buildName, file] of builds) {
       m.free();
     });
 
+    test('tokens are read once: a Proxy whose length grows after the check; BigInt ids are a TypeError', () => {
+      const { config, bytes } = readModel('copy-rope');
+      const model = api.loadModel(bytes, config);
+      try {
+        let lengthReads = 0;
+        const tokens = new Proxy([1, 2, 3], { get: (t, k) => (k === 'length' ? (lengthReads++ ? 1e6 : 3) : Reflect.get(t, k)) });
+        const r = model.forward(tokens);
+        assert.equal(r.seqLen, 3);
+        assert.equal(lengthReads, 1);
+        assert.deepEqual(r.logits, model.forward([1, 2, 3]).logits);
+        assert.throws(() => model.forward(new BigInt64Array(2)), (e) => e instanceof TypeError && /token ids must be numbers, got 0n at index 0/.test(e.message));
+      } finally {
+        model.free();
+      }
+    });
+
     test('load/free 30 times: memory does not keep growing', () => {
       const { config, bytes } = readModel('lm-sinusoidal');
       const mem = () => instance.exports.memory.buffer.byteLength;

@@ -128,17 +128,17 @@ export class Heap {
     return ptr;
   }
 
+  /** The NUL-terminated C string at `ptr` (ASCII: the module's names and messages). */
+  cString(ptr) {
+    const u8 = this.u8;
+    let s = '';
+    for (let i = ptr; u8[i] !== 0; i++) s += String.fromCharCode(u8[i]);
+    return s;
+  }
+
   /** True when `a` is a typed array over this module's current memory. */
   isView(a) {
     return a.buffer === this.buffer;
-  }
-
-  /** The NUL-terminated UTF-8 string at `ptr` (C messages, pe_status_string). */
-  cString(ptr) {
-    const u8 = this.u8;
-    let end = ptr >>> 0;
-    while (end < u8.length && u8[end] !== 0) end++;
-    return new TextDecoder().decode(u8.subarray(ptr >>> 0, end));
   }
 }
 

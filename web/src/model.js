@@ -17,6 +17,7 @@
 // TypeError for a wrong argument type, RangeError for a value out of range.
 
 import { Heap } from './memory.js';
+import { describe } from './errors.js';
 
 const DTYPE_BYTES = {
   F64: 8, F32: 4, F16: 2, BF16: 2, F8_E4M3: 1, F8_E5M2: 1,
@@ -26,6 +27,7 @@ const MAX_HEADER_BYTES = 100 * 1024 * 1024; // the safetensors spec's own limit
 // A wasm32 memory holds at most 2^32 bytes (and build.sh sets -sMAXIMUM_MEMORY=4GB): a block that size or
 // larger cannot exist, and its size would wrap when passed to malloc as a 32-bit size_t.
 const WASM_MAX_BYTES = 2 ** 32;
+const MAX_SEQ_LEN = 2 ** 31 - 1; // pe_model_forward's seq_len is an int32
 
 export const POSITION_ENCODINGS = Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi']);
 export const ROPE_SCALINGS = Object.freeze(['trained', 'linear', 'ntk', 'dynamic', 'yarn']); // pe_model_rope_scaling
@@ -39,7 +41,7 @@ const PE_OK = 0;
  */
 function allocate(heap, bytes, where, what) {
   checkBytes(bytes, where, what);
-  return heap.malloc(bytes);
+  return heap.malloc(bytes, where, what);
 }
 function checkBytes(bytes, where, what) {
   if (!(bytes < WASM_MAX_BYTES)) {
@@ -56,21 +58,11 @@ export class ModelFileError extends Error {
   }
 }
 
-function show(v) {
-  if (v === null) return 'null';
-  if (v === undefined) return 'undefined';
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
-  if (Array.isArray(v)) return `an Array(${v.length})`;
-  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}(${v.length})`;
-  if (typeof v === 'object') return v.constructor && v.constructor.name !== 'Object' ? `a ${v.constructor.name}` : 'an object';
-  return String(v);
-}
-
 function toBytes(bytes, where) {
   if (bytes instanceof Uint8Array) return bytes;
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  throw new TypeError(`${where}: the file must be a Uint8Array, ArrayBuffer or typed array, got ${show(bytes)}`);
+  throw new TypeError(`${where}: the file must be a Uint8Array, ArrayBuffer or typed array, got ${describe(bytes)}`);
 }
 
 /**
@@ -112,7 +104,7 @@ export function parseSafetensors(bytes) {
     if (name === '__metadata__') {
       if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ModelFileError('safetensors: __metadata__ must be an object');
       for (const [k, v] of Object.entries(entry)) {
-        if (typeof v !== 'string') throw new ModelFileError(`safetensors: __metadata__ value of '${k}' must be a string, got ${show(v)}`);
+        if (typeof v !== 'string') throw new ModelFileError(`safetensors: __metadata__ value of '${k}' must be a string, got ${describe(v)}`);
         metadata[k] = v;
       }
       continue;
@@ -124,7 +116,7 @@ export function parseSafetensors(bytes) {
     }
     const { dtype, shape, data_offsets: off } = entry;
     if (typeof dtype !== 'string') throw new ModelFileError(`${where} lacks dtype`);
-    if (!(dtype in DTYPE_BYTES)) throw new ModelFileError(`${where}: unknown dtype ${show(dtype)}`);
+    if (!(dtype in DTYPE_BYTES)) throw new ModelFileError(`${where}: unknown dtype ${describe(dtype)}`);
     if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
       throw new ModelFileError(`${where}: shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
     }
@@ -174,19 +166,19 @@ const INT_FIELDS = ['vocab_size', 'hidden_size', 'num_hidden_layers', 'num_atten
  */
 export function checkConfig(config, metadata) {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-    throw new TypeError(`loadModel: config must be the parsed config.json object, got ${show(config)}`);
+    throw new TypeError(`loadModel: config must be the parsed config.json object, got ${describe(config)}`);
   }
   for (const k of [...INT_FIELDS, 'position_encoding', 'rope_theta']) {
     if (!(k in config)) throw new ModelFileError(`config.json lacks '${k}'`);
   }
   for (const k of INT_FIELDS) {
-    if (!Number.isSafeInteger(config[k]) || config[k] < 1) throw new ModelFileError(`config.json: ${k} must be a positive integer, got ${show(config[k])}`);
+    if (!Number.isSafeInteger(config[k]) || config[k] < 1) throw new ModelFileError(`config.json: ${k} must be a positive integer, got ${describe(config[k])}`);
     if (metadata && k in metadata && Number(metadata[k]) !== config[k]) {
       throw new ModelFileError(`config.json says ${k} = ${config[k]} but the safetensors file says ${metadata[k]}`);
     }
   }
   if (!POSITION_ENCODINGS.includes(config.position_encoding)) {
-    throw new ModelFileError(`config.json: position_encoding must be one of ${POSITION_ENCODINGS.join(', ')}, got ${show(config.position_encoding)}`);
+    throw new ModelFileError(`config.json: position_encoding must be one of ${POSITION_ENCODINGS.join(', ')}, got ${describe(config.position_encoding)}`);
   }
   if (metadata && 'position_encoding' in metadata && metadata.position_encoding !== config.position_encoding) {
     throw new ModelFileError(`config.json says position_encoding = ${config.position_encoding} but the safetensors file says ${metadata.position_encoding}`);
@@ -216,7 +208,7 @@ export function checkConfig(config, metadata) {
 function exportsOf(x) {
   if (x && x.exports && x.exports.memory) return x.exports; // WebAssembly.Instance or { exports }
   if (x && x.memory) return x;
-  throw new TypeError(`createModelApi: expected a WebAssembly.Instance or its exports, got ${show(x)}`);
+  throw new TypeError(`createModelApi: expected a WebAssembly.Instance or its exports, got ${describe(x)}`);
 }
 
 const REQUIRED = ['memory', 'malloc', 'free', 'pe_model_struct_size', 'pe_model_open', 'pe_model_load', 'pe_model_message',
@@ -238,7 +230,7 @@ export function createModelApi(instance) {
   const layout = ex.pe_abi_rope_config_layout(outPtr) >>> 0;
   const ropeSize = heap.i32[(layout >>> 2) + heap.i32[outPtr >>> 2] - 1]; // last entry: sizeof(pe_rope)
   const modelSize = ex.pe_model_struct_size() >>> 0;
-  const message = (m) => heap.cString(ex.pe_model_message(m));
+  const message = (m) => heap.cString(ex.pe_model_message(m) >>> 0);
 
   function loadModel(bytes, config) {
     const file = toBytes(bytes, 'loadModel');
@@ -273,7 +265,7 @@ export function createModelApi(instance) {
    * baseUrl: a directory URL such as '/models/copy-rope/'.
    */
   async function fetchModel(baseUrl, { fetch: f = globalThis.fetch } = {}) {
-    if (typeof baseUrl !== 'string' && !(baseUrl instanceof URL)) throw new TypeError(`fetchModel: baseUrl must be a string or URL, got ${show(baseUrl)}`);
+    if (typeof baseUrl !== 'string' && !(baseUrl instanceof URL)) throw new TypeError(`fetchModel: baseUrl must be a string or URL, got ${describe(baseUrl)}`);
     const base = String(baseUrl).endsWith('/') ? String(baseUrl) : `${baseUrl}/`;
     const get = async (name) => {
       const r = await f(base + name);
@@ -323,7 +315,7 @@ export class TinyModel {
 
   /** Text to token ids through the vocabulary string (one character per token). */
   encode(text) {
-    if (typeof text !== 'string') throw new TypeError(`encode: text must be a string, got ${show(text)}`);
+    if (typeof text !== 'string') throw new TypeError(`encode: text must be a string, got ${describe(text)}`);
     if (!this.vocab) throw new Error('encode: this model has no vocabulary (config.json lacks posenc.vocab)');
     const chars = [...text];
     const out = new Int32Array(chars.length);
@@ -340,27 +332,37 @@ export class TinyModel {
     if (!this.vocab) throw new Error('decode: this model has no vocabulary (config.json lacks posenc.vocab)');
     let s = '';
     for (const t of tokens) {
-      if (!Number.isInteger(t) || t < 0 || t >= this.vocabSize) throw new RangeError(`decode: token ids must be integers in [0, ${this.vocabSize - 1}], got ${show(t)}`);
+      if (!Number.isInteger(t) || t < 0 || t >= this.vocabSize) throw new RangeError(`decode: token ids must be integers in [0, ${this.vocabSize - 1}], got ${describe(t)}`);
       s += this.vocab[t];
     }
     return s;
   }
 
+  /**
+   * The token ids as a new Int32Array: the length is read once and each element once (a Proxy or getter that
+   * changes between reads cannot make the copy disagree with what was checked).
+   */
   #tokens(tokens, where) {
     if (typeof tokens === 'string') return this.encode(tokens);
-    if (!(tokens instanceof Int32Array) && !Array.isArray(tokens) && !ArrayBuffer.isView(tokens)) {
-      throw new TypeError(`${where}: tokens must be an Int32Array, an array of token ids or a string, got ${show(tokens)}`);
+    if (!Array.isArray(tokens) && !ArrayBuffer.isView(tokens)) {
+      throw new TypeError(`${where}: tokens must be an Int32Array, an array of token ids or a string, got ${describe(tokens)}`);
     }
     const n = tokens.length;
-    if (n < 1) throw new RangeError(`${where}: tokens must hold at least 1 token, got 0`);
+    if (!Number.isSafeInteger(n) || n < 1 || n > MAX_SEQ_LEN) {
+      throw new RangeError(`${where}: tokens must hold at least 1 token and at most ${MAX_SEQ_LEN}, got ${describe(n)}`);
+    }
     if (this.positionEncoding === 'learned' && n > this.maxPositionEmbeddings) {
       throw new RangeError(`${where}: a learned-position model reads at most max_position_embeddings = ${this.maxPositionEmbeddings} tokens, got ${n}`);
     }
-    const out = tokens instanceof Int32Array ? tokens : Int32Array.from(tokens);
+    const out = new Int32Array(n);
+    const V = this.vocabSize;
     for (let i = 0; i < n; i++) {
-      if (!(out[i] >= 0 && out[i] < this.vocabSize) || out[i] !== Number(tokens[i])) {
-        throw new RangeError(`${where}: token ids must be integers in [0, ${this.vocabSize - 1}], got ${show(tokens[i])} at index ${i}`);
+      const v = tokens[i];
+      if (typeof v !== 'number') throw new TypeError(`${where}: token ids must be numbers, got ${describe(v)} at index ${i}`);
+      if (!(Number.isInteger(v) && v >= 0 && v < V)) {
+        throw new RangeError(`${where}: token ids must be integers in [0, ${V - 1}], got ${describe(v)} at index ${i}`);
       }
+      out[i] = v;
     }
     return out;
   }
@@ -368,12 +370,12 @@ export class TinyModel {
   #ropeFor(scaling, where) {
     if (scaling == null) return 0;
     if (this.positionEncoding !== 'rope') throw new RangeError(`${where}: ropeScaling applies to RoPE models; this one uses ${this.positionEncoding}`);
-    if (typeof scaling !== 'object') throw new TypeError(`${where}: ropeScaling must be { type, factor }, got ${show(scaling)}`);
+    if (typeof scaling !== 'object') throw new TypeError(`${where}: ropeScaling must be { type, factor }, got ${describe(scaling)}`);
     const type = ROPE_SCALINGS.indexOf(scaling.type);
-    if (type < 0) throw new RangeError(`${where}: ropeScaling.type must be one of ${ROPE_SCALINGS.join(', ')}, got ${show(scaling.type)}`);
+    if (type < 0) throw new RangeError(`${where}: ropeScaling.type must be one of ${ROPE_SCALINGS.join(', ')}, got ${describe(scaling.type)}`);
     const factor = scaling.factor ?? 1;
     if (typeof factor !== 'number' || !(factor > 0) || !Number.isFinite(factor)) {
-      throw new RangeError(`${where}: ropeScaling.factor must be a finite number > 0, got ${show(scaling.factor)}`);
+      throw new RangeError(`${where}: ropeScaling.factor must be a finite number > 0, got ${describe(scaling.factor)}`);
     }
     const ex = this.#ex;
     if (!this.#rope) this.#rope = this.#p.heap.malloc(this.#p.ropeSize);
@@ -447,7 +449,7 @@ export class TinyModel {
     for (let i = 0; i < n; i++) {
       const y = targets[i];
       if (y < 0) continue;
-      if (!(y < V) || !Number.isInteger(y)) throw new RangeError(`evaluate: targets must be -1 or integers in [0, ${V - 1}], got ${show(y)} at index ${i}`);
+      if (!(y < V) || !Number.isInteger(y)) throw new RangeError(`evaluate: targets must be -1 or integers in [0, ${V - 1}], got ${describe(y)} at index ${i}`);
       let mx = -Infinity, am = 0;
       for (let v = 0; v < V; v++) {
         const l = logits[i * V + v];
