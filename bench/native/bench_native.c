@@ -157,14 +157,15 @@ static void run_once(work *w) {
     switch (w->kind) {
     case K_ROPE: {
         int B = a[0], S = a[1], H = a[2], layout = a[5];
+        const pe_rope_apply_config ac = {.batch = B, .seq = S, .heads = H, .layout = layout};
         if (a[7] == 0) {
             check(pe_rope_cos_sin(w->cos, w->sin, &w->rope, w->pos, S, PE_SEQ_LEN_FROM_POSITIONS, 1.0), "cos_sin");
-            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, B, S, H, layout, 0, 0), "apply");
+            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, &ac), "apply");
             check(pe_rope_cos_sin(w->cos, w->sin, &w->rope, w->pos, S, PE_SEQ_LEN_FROM_POSITIONS, 1.0), "cos_sin");
-            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, B, S, H, layout, 0, 0), "apply");
+            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, &ac), "apply");
         } else {
-            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, B, S, H, layout, 0, 0), "apply");
-            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, B, S, H, layout, 0, 0), "apply");
+            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, &ac), "apply");
+            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, &ac), "apply");
         }
         break;
     }

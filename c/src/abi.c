@@ -39,6 +39,18 @@ static const int32_t pe__sinusoidal_config_layout[] = {
     (int32_t) sizeof(pe_sinusoidal_config),
 };
 
+#define PE__RA(field) PE__OFF_OF(pe_rope_apply_config, field)
+static const int32_t pe__rope_apply_config_layout[] = {
+    PE__RA(batch), PE__RA(seq), PE__RA(heads), PE__RA(layout), PE__RA(per_batch_rows), PE__RA(rotation),
+    (int32_t) sizeof(pe_rope_apply_config),
+};
+
+#define PE__LA(field) PE__OFF_OF(pe_learned_add_config, field)
+static const int32_t pe__learned_add_config_layout[] = {
+    PE__LA(batch),  PE__LA(seq), PE__LA(d_model), PE__LA(n_rows), PE__LA(row_offset), PE__LA(per_batch_positions),
+    (int32_t) sizeof(pe_learned_add_config),
+};
+
 #define PE__LAYOUT_GETTER(name, table)                                                                    \
     const int32_t *name(int32_t *count) {                                                                  \
         if (count) *count = (int32_t)(sizeof table / sizeof table[0]);                                     \
@@ -46,3 +58,5 @@ static const int32_t pe__sinusoidal_config_layout[] = {
     }
 PE__LAYOUT_GETTER(pe_abi_attention_config_layout, pe__attention_config_layout)
 PE__LAYOUT_GETTER(pe_abi_sinusoidal_config_layout, pe__sinusoidal_config_layout)
+PE__LAYOUT_GETTER(pe_abi_rope_apply_config_layout, pe__rope_apply_config_layout)
+PE__LAYOUT_GETTER(pe_abi_learned_add_config_layout, pe__learned_add_config_layout)

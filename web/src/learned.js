@@ -12,6 +12,7 @@
 // a pe.tensor: then it must stay alive as long as this object).
 
 import { checkInt, checkOptions, typeError, INT32_MAX } from './errors.js';
+import { readLayout } from './abi.js';
 import {
   SLOT,
   MAX_TENSOR_LENGTH,
@@ -27,6 +28,26 @@ import {
 } from './memory.js';
 
 const learnedState = new WeakMap(); // Learned -> private state
+
+// pe_learned_add_config fields in declaration order (pe_abi_learned_add_config_layout), all int32.
+const ADD_FIELDS = ['batch', 'seq', 'd_model', 'n_rows', 'row_offset', 'per_batch_positions'];
+
+/** pe_learned_add_config in the config scratch slot, laid out as the module reports (read once per instance). */
+function addConfig(st, B, S, D, perBatch) {
+  const { heap } = st.ctx;
+  const { offsets: o, size } = st.ctx.learnedAddLayout;
+  const cfg = heap.scratch(SLOT.CONFIG, size);
+  const i32 = heap.i32;
+  const p = cfg >>> 2;
+  i32.fill(0, p, p + (size >>> 2));
+  i32[p + (o.batch >>> 2)] = B;
+  i32[p + (o.seq >>> 2)] = S;
+  i32[p + (o.d_model >>> 2)] = D;
+  i32[p + (o.n_rows >>> 2)] = st.nRows;
+  i32[p + (o.row_offset >>> 2)] = st.offset;
+  i32[p + (o.per_batch_positions >>> 2)] = perBatch;
+  return cfg;
+}
 
 function state(obj, where) {
   const st = learnedState.get(obj);
@@ -133,7 +154,7 @@ class Learned {
       perBatch = pos.n !== S ? 1 : 0;
     }
     const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
-    const status = ex.pe_learned_add(xPtr, table, posPtr, B, S, D, st.nRows, st.offset, perBatch);
+    const status = ex.pe_learned_add(xPtr, table, posPtr, addConfig(st, B, S, D, perBatch));
     if (status !== 0) throw hasPositions ? failed(st, where, 'options.positions', o.positions, status) : st.ctx.statusError(where, status);
     return float32Result(heap, x, xLoc, xPtr, total);
   }
@@ -184,6 +205,7 @@ export function learned(ctx, table, options) {
   }
   if (nRows > INT32_MAX) throw new RangeError(`${where}: the table must have at most ${INT32_MAX} rows, got ${nRows}`);
 
+  if (!ctx.learnedAddLayout) ctx.learnedAddLayout = readLayout(ctx, 'pe_abi_learned_add_config_layout', ADD_FIELDS);
   const st = { ctx, ptr: 0, tensor: null, nRows, maxLen, dModel, offset, freed: false };
   const loc = locateFloat32(heap, table, length, where, 'table');
   if (loc.kind === 'tensor') {

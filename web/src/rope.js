@@ -52,9 +52,28 @@ const CONFIG_FIELDS = [
   ['long_factor', 'ptr'],
 ];
 
-/** Reads pe_rope_config's layout from the module once per instance. */
+// pe_rope_apply_config fields in declaration order (pe_abi_rope_apply_config_layout), all int32.
+const APPLY_FIELDS = ['batch', 'seq', 'heads', 'layout', 'per_batch_rows', 'rotation'];
+
+/** Reads pe_rope_config's layout (and pe_rope_apply_config's, as .apply) from the module once per instance. */
 export function readRopeLayout(ctx) {
-  return readLayout(ctx, 'pe_abi_rope_config_layout', CONFIG_FIELDS.map(([name]) => name), ['configSize', 'ropeSize']);
+  const layout = readLayout(ctx, 'pe_abi_rope_config_layout', CONFIG_FIELDS.map(([name]) => name), ['configSize', 'ropeSize']);
+  layout.apply = readLayout(ctx, 'pe_abi_rope_apply_config_layout', APPLY_FIELDS);
+  return layout;
+}
+
+/** Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). */
+function applyConfig(st, B, S, H, layout, perBatch, rotation) {
+  const i32 = st.ctx.heap.i32;
+  const p = st.applyPtr >>> 2;
+  const o = st.ctx.ropeLayout.apply.offsets;
+  i32[p + (o.batch >>> 2)] = B;
+  i32[p + (o.seq >>> 2)] = S;
+  i32[p + (o.heads >>> 2)] = H;
+  i32[p + (o.layout >>> 2)] = layout;
+  i32[p + (o.per_batch_rows >>> 2)] = perBatch;
+  i32[p + (o.rotation >>> 2)] = rotation;
+  return st.applyPtr;
 }
 
 // -------------------------------------------------------------------------------------------------------------
@@ -687,10 +706,10 @@ class Rope {
     const rotation = inverse ? ROTATE_INVERSE : ROTATE_FORWARD;
     const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
     const kPtr = !hasK ? 0 : kLoc !== -1 ? kLoc : float32Scratch(heap, k, SLOT.K);
-    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, B, S, H, layout, perBatch, rotation);
+    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (hasK) {
-      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, B, S, kH, layout, perBatch, rotation);
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation));
       if (status !== 0) throw st.ctx.statusError(APPLY, status);
       if (kLoc === -1) float32Result(heap, k, kLoc, kPtr, kTotal);
     }
@@ -733,7 +752,7 @@ class Rope {
       st.check(where, ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, 1, sl, 1 / st.scale));
       st.check(
         where,
-        ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, total / D, 1, 1, 0, 0, delta < 0 ? ROTATE_INVERSE : ROTATE_FORWARD),
+        ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, 0, 0, delta < 0 ? ROTATE_INVERSE : ROTATE_FORWARD)),
       );
     }
     return float32Result(heap, x, xLoc, xPtr, total);
@@ -770,7 +789,8 @@ export function createRope(ctx, resolved, where = 'rope') {
     f64.set(r.shortFactor, factors >>> 3);
     f64.set(r.longFactor, (factors >>> 3) + half);
   }
-  const ptr = heap.malloc(layout.ropeSize);
+  // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it)
+  const ptr = heap.malloc(layout.ropeSize + layout.apply.size);
 
   heap.u8.fill(0, cfg, cfg + layout.configSize);
   const dv = heap.dataView;
@@ -805,6 +825,7 @@ export function createRope(ctx, resolved, where = 'rope') {
   const st = {
     ctx,
     ptr,
+    applyPtr: ptr + layout.ropeSize,
     resolved: Object.freeze({ ...r }),
     headDim: r.headDim,
     nFreq: r.type === 'proportional' ? r.headDim / 2 : half,
