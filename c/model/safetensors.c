@@ -51,6 +51,13 @@ typedef struct pe__json {
     pe__msg *e;
 } pe__json;
 
+/* "safetensors: tensor '<name>'<text>", the start of every message about one tensor. */
+static void pe__st_tensor_msg(pe__msg *e, const char *name, const char *text) {
+    pe__msg_s(e, "safetensors: tensor '");
+    pe__msg_s(e, name);
+    pe__msg_s(e, text);
+}
+
 static void pe__json_ws(pe__json *j) {
     while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
 }
@@ -176,9 +183,7 @@ static int pe__st_entry_parse(pe__json *j, pe__st_entry *t) {
                 t->end = o[1];
                 have_off = 1;
             } else {
-                pe__msg_s(j->e, "safetensors: tensor '");
-                pe__msg_s(j->e, t->name);
-                pe__msg_s(j->e, "': unknown key '");
+                pe__st_tensor_msg(j->e, t->name, "': unknown key '");
                 pe__msg_s(j->e, key);
                 pe__msg_s(j->e, "'");
                 return 0;
@@ -187,9 +192,7 @@ static int pe__st_entry_parse(pe__json *j, pe__st_entry *t) {
         if (!pe__json_char(j, '}')) return pe__json_fail(j, "expected '}' after a tensor entry");
     }
     if (!have_dtype || !have_shape || !have_off) {
-        pe__msg_s(j->e, "safetensors: tensor '");
-        pe__msg_s(j->e, t->name);
-        pe__msg_s(j->e, "' lacks ");
+        pe__st_tensor_msg(j->e, t->name, "' lacks ");
         pe__msg_s(j->e, !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
         return 0;
     }
@@ -274,9 +277,7 @@ static pe_status pe__st_parse(pe__st *st, const uint8_t *file, size_t size, pe__
             strcpy(t->name, key);
             for (int i = 0; i < st->n - 1; i++) {
                 if (strcmp(st->t[i].name, key) == 0) {
-                    pe__msg_s(e, "safetensors: tensor '");
-                    pe__msg_s(e, key);
-                    pe__msg_s(e, "' appears twice");
+                    pe__st_tensor_msg(e, key, "' appears twice");
                     return PE_ERR_FIELD_VALUE;
                 }
             }
@@ -297,9 +298,7 @@ static pe_status pe__st_parse(pe__st *st, const uint8_t *file, size_t size, pe__
     for (int i = 0; i < st->n; i++) {
         pe__st_entry *t = &st->t[i];
         if (t->begin > t->end || t->end > st->data_size) {
-            pe__msg_s(e, "safetensors: tensor '");
-            pe__msg_s(e, t->name);
-            pe__msg_s(e, "': data_offsets [");
+            pe__st_tensor_msg(e, t->name, "': data_offsets [");
             pe__msg_u(e, t->begin);
             pe__msg_s(e, ", ");
             pe__msg_u(e, t->end);
@@ -438,9 +437,7 @@ static pe_status pe__st_check(pe_model_config *cfg, pe__tensor_info *t, int *nt,
         }
         const pe__st_entry *f = &st->t[i];
         if (strcmp(f->dtype, "F32") != 0) {
-            pe__msg_s(e, "safetensors: tensor '");
-            pe__msg_s(e, f->name);
-            pe__msg_s(e, "': dtype ");
+            pe__st_tensor_msg(e, f->name, "': dtype ");
             pe__msg_s(e, f->dtype);
             pe__msg_s(e, ", only F32 is supported");
             return PE_ERR_FIELD_VALUE;
@@ -448,9 +445,7 @@ static pe_status pe__st_check(pe_model_config *cfg, pe__tensor_info *t, int *nt,
         int ok = f->ndim == t[k].ndim;
         for (int d = 0; ok && d < t[k].ndim; d++) ok = f->shape[d] == (uint64_t)t[k].shape[d];
         if (!ok) {
-            pe__msg_s(e, "safetensors: tensor '");
-            pe__msg_s(e, f->name);
-            pe__msg_s(e, "': shape [");
+            pe__st_tensor_msg(e, f->name, "': shape [");
             for (int d = 0; d < f->ndim; d++) {
                 if (d) pe__msg_s(e, ", ");
                 pe__msg_u(e, f->shape[d]);
@@ -464,9 +459,7 @@ static pe_status pe__st_check(pe_model_config *cfg, pe__tensor_info *t, int *nt,
             return PE_ERR_SHAPE;
         }
         if (f->end - f->begin != (uint64_t)t[k].numel * 4u) {
-            pe__msg_s(e, "safetensors: tensor '");
-            pe__msg_s(e, f->name);
-            pe__msg_s(e, "': data_offsets span ");
+            pe__st_tensor_msg(e, f->name, "': data_offsets span ");
             pe__msg_u(e, f->end - f->begin);
             pe__msg_s(e, " bytes, its shape needs ");
             pe__msg_u(e, (uint64_t)t[k].numel * 4u);
