@@ -328,6 +328,20 @@ for (const [buildName, file] of builds) {
         (e) => e instanceof ModelFileError && /tensor 'model.norm.weight' holds a value beyond \+-10000 \(PE_MODEL_MAX_WEIGHT\), at element 63/.test(e.message));
     });
 
+    test('file bytes: a view whose own length lies is read at its real length; look-alikes are TypeErrors', () => {
+      const { config, bytes } = readModel('copy-rope');
+      const want = api.loadModel(bytes, config);
+      const lying = Uint8Array.from(bytes);
+      Object.defineProperty(lying, 'length', { value: 16 });
+      const m = api.loadModel(lying, config);
+      assert.deepEqual(m.forward('.ab|ab').logits, want.forward('.ab|ab').logits);
+      m.free();
+      want.free();
+      const fake = Object.create(Uint8Array.prototype, { length: { value: bytes.length }, buffer: { value: bytes.buffer } });
+      assert.throws(() => api.loadModel(fake, config), (e) => e instanceof TypeError && /loadModel: the file must be/.test(e.message));
+      assert.throws(() => api.loadModel(Object.create(ArrayBuffer.prototype), config), TypeError);
+    });
+
     test('tokens are read once: a Proxy whose length grows after the check; BigInt ids are a TypeError', () => {
       const { config, bytes } = readModel('copy-rope');
       const model = api.loadModel(bytes, config);

@@ -58,10 +58,24 @@ export class ModelFileError extends Error {
   }
 }
 
+const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+function isArrayBuffer(v) {
+  try {
+    arrayBufferByteLength.call(v); // the engine's own check: throws for anything but a real ArrayBuffer
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The file's bytes as a fresh Uint8Array made here: its length is the engine's, whatever own properties the
+ * argument carries (a `length` that lies cannot size a copy into wasm memory), and a look-alike (an object
+ * with Uint8Array's prototype) is refused instead of trusted.
+ */
 function toBytes(bytes, where) {
-  if (bytes instanceof Uint8Array) return bytes;
-  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (isArrayBuffer(bytes)) return new Uint8Array(bytes);
   throw new TypeError(`${where}: the file must be a Uint8Array, ArrayBuffer or typed array, got ${describe(bytes)}`);
 }
 
