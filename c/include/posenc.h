@@ -70,19 +70,25 @@ typedef enum pe_status {
     PE_ERR_NULL,               /* a required pointer is NULL */
     PE_ERR_HEAD_DIM,           /* head_dim must be even and in [2, PE_ROPE_MAX_HEAD_DIM] */
     PE_ERR_ROTARY_DIM,         /* rotary_dim must be even and in [2, head_dim] */
-    PE_ERR_BASE,               /* base (rope_theta) must be finite and > 0 (and != 1) */
-    PE_ERR_FACTOR,             /* a scaling factor must be finite and > 0 */
+    PE_ERR_BASE,               /* base (rope_theta) must be finite and > 0, and keep every frequency of the
+                                  encoding at most PE_MAX_FREQUENCY; yarn: also != 1 (see pe_rope_config.base) */
+    PE_ERR_FACTOR,             /* a scaling factor must be finite and > 0, and keep every inverse frequency at
+                                  most PE_ROPE_MAX_INV_FREQ */
     PE_ERR_ROPE_TYPE,          /* unknown rope type */
     PE_ERR_PAIRING,            /* unknown pairing */
     PE_ERR_LAYOUT,             /* unknown layout */
     PE_ERR_MISSING_FIELD,      /* a field this rope type requires is zero / NULL */
     PE_ERR_FIELD_VALUE,        /* a field has a value outside its documented range */
     PE_ERR_POSITION,           /* a position is negative */
-    PE_ERR_SHAPE,              /* a dimension is < 1 or the sizes do not fit together */
+    PE_ERR_SHAPE,              /* a dimension is out of range, the sizes do not fit together, or an element
+                                  count cannot be addressed with size_t (see "Sizes" above) */
     PE_ERR_SEQ_LEN,            /* seq_len is negative (other than PE_SEQ_LEN_FROM_POSITIONS) */
     PE_ERR_HEADS,              /* kv_heads does not divide heads, or a head count is < 1 */
     PE_ERR_SCALE,              /* a scale is not finite */
     PE_ERR_OUT_OF_RANGE,       /* an index (a learned-table row) is past the end */
+    PE_ERR_ATTENTION_FACTOR,   /* RoPE's attention factor (attention_factor, or the one yarn derives from
+                                  mscale / mscale_all_dim, or longrope's) is not finite or its magnitude
+                                  exceeds PE_ROPE_MAX_SCALE */
     PE_STATUS_COUNT
 } pe_status;
 
@@ -148,7 +154,10 @@ typedef enum pe_rope_type {
 typedef struct pe_rope_config {
     int32_t head_dim;       /* required; even, 2 .. PE_ROPE_MAX_HEAD_DIM */
     int32_t rotary_dim;     /* 0 -> head_dim; even, 2 .. head_dim. HF: int(head_dim * partial_rotary_factor) */
-    double base;            /* rope_theta; 0 -> 10000 */
+    double base;            /* rope_theta; 0 -> 10000; finite, > 0, and theta_i = base^(-2i/r) <= PE_ROPE_MAX_INV_FREQ
+                               (PE_ERR_BASE). base == 1 (every theta_i = 1) is accepted by default, linear,
+                               dynamic, longrope, llama3 and proportional; yarn refuses it (PE_ERR_BASE: its
+                               correction range divides by ln(base)) */
     int32_t type;           /* pe_rope_type; 0 -> default */
     int32_t pairing;        /* pe_pairing; 0 -> half-split */
     double factor;          /* linear, dynamic, llama3: required (> 0).
@@ -158,7 +167,9 @@ typedef struct pe_rope_config {
     int32_t original_max_position_embeddings; /* yarn: 0 -> max_position_embeddings. longrope: 0 -> max_position_embeddings.
                                                  llama3: required. */
     double attention_factor; /* yarn, longrope: 0 -> derived (yarn 0.1 ln f + 1, or the mscale ratio;
-                                longrope sqrt(1 + ln f / ln original_max)). Multiplies cos and sin. */
+                                longrope sqrt(1 + ln f / ln original_max)). Multiplies cos and sin.
+                                The factor in force must be finite with magnitude <= PE_ROPE_MAX_SCALE
+                                (PE_ERR_ATTENTION_FACTOR). */
     double beta_fast;        /* yarn: 0 -> 32 (HF: `or 32`, so 0 means the default there too) */
     double beta_slow;        /* yarn: 0 -> 1 */
     double mscale;           /* yarn: used only when mscale and mscale_all_dim are both non-zero */
@@ -250,7 +261,8 @@ typedef enum pe_sinusoidal_variant {
 } pe_sinusoidal_variant;
 
 typedef struct pe_sinusoidal_config {
-    double base;             /* 0 -> 10000; finite and > 0 (PE_ERR_BASE) */
+    double base;             /* 0 -> 10000; finite and > 0, with every frequency <= PE_MAX_FREQUENCY (PE_ERR_BASE:
+                                only a base below 1 can fail). base == 1 is accepted (every frequency 1) */
     int32_t offset;          /* pe_sinusoidal_table: position of row 0 (0 -> 0); >= 0 (PE_ERR_POSITION).
                                 pe_sinusoidal_add with positions == NULL: position of sequence index 0. */
     int32_t variant;         /* pe_sinusoidal_variant; 0 -> interleaved (PE_ERR_PAIRING if unknown) */
@@ -520,6 +532,17 @@ const int32_t *pe_abi_attention_config_layout(int32_t *count);
 const int32_t *pe_abi_sinusoidal_config_layout(int32_t *count);
 const int32_t *pe_abi_rope_apply_config_layout(int32_t *count);
 const int32_t *pe_abi_learned_add_config_layout(int32_t *count);
+/* pe_rope: offsets of config (the resolved config), rot_dim, n_freq, attention_scaling, then sizeof(pe_rope). */
+const int32_t *pe_abi_rope_layout(int32_t *count);
+
+/* pe_status values by name ("PE_ERR_POSITION"; NULL past PE_STATUS_COUNT), and the header's limits and enum
+ * values the wrapper needs ("PE_ROPE_MAX_HEAD_DIM" ...) as index -> name, value (as double, exact for the
+ * integer ones) for index < pe_abi_limit_count(). */
+int32_t pe_abi_status_count(void);
+const char *pe_abi_status_name(int32_t status);
+int32_t pe_abi_limit_count(void);
+const char *pe_abi_limit_name(int32_t index);
+double pe_abi_limit_value(int32_t index);
 
 #ifdef __cplusplus
 }

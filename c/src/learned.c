@@ -6,6 +6,7 @@
  * offset is a parameter and every row index is checked against the table before anything is written.
  */
 #include "posenc.h"
+#include "pe_math.h"
 #include "simd.h"
 
 #include <stddef.h>
@@ -68,8 +69,7 @@ pe_status pe_learned_add(float *x, const float *table, const int32_t *positions,
     if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
     if ((int64_t)batch * seq == 0) return PE_OK;
     if (!x || !table) return PE_ERR_NULL;
-    if ((uint64_t)batch * (uint64_t)seq * (uint64_t)d_model > (uint64_t)(SIZE_MAX / sizeof(float)))
-        return PE_ERR_SHAPE;
+    if (!pe__floats_fit3(batch, seq, d_model)) return PE_ERR_SHAPE; /* three int32s can pass 2^64 */
     const int per_batch = positions && cfg->per_batch_positions;
     const size_t n_pos = per_batch ? (size_t)batch * (size_t)seq : (size_t)seq;
     st = pe__learned_check(positions, n_pos, cfg->n_rows, row_offset);

@@ -155,4 +155,28 @@ static inline float pe__dot(const float *a, const float *b, int32_t n) {
     return s;
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* Sizes                                                                                          */
+/* ---------------------------------------------------------------------------------------------- */
+/* Element counts are products of several int32 dimensions: three of them can pass 2^64, so even uint64_t
+ * arithmetic wraps unless each step is checked. PE__MAX_FLOATS is the most floats an array can hold and be
+ * indexed with size_t (wasm32: 2^30 - 1), the limit every kernel checks its counts against. */
+#define PE__MAX_FLOATS ((uint64_t)(SIZE_MAX / sizeof(float)))
+
+/* The product of n non-negative factors, or UINT64_MAX when it exceeds limit (which is < UINT64_MAX). */
+static inline uint64_t pe__count(uint64_t limit, int n, const int64_t *factors) {
+    uint64_t acc = 1;
+    for (int i = 0; i < n; i++) {
+        const uint64_t f = (uint64_t)factors[i];
+        if (factors[i] < 0 || (f != 0 && acc > limit / f)) return UINT64_MAX;
+        acc *= f;
+    }
+    return acc;
+}
+/* 1 if a * b * c (each >= 0) is at most PE__MAX_FLOATS; the common check of a 3-d tensor. */
+static inline int pe__floats_fit3(int64_t a, int64_t b, int64_t c) {
+    const int64_t f[3] = {a, b, c};
+    return pe__count(PE__MAX_FLOATS, 3, f) <= PE__MAX_FLOATS;
+}
+
 #endif /* PE_MATH_H */

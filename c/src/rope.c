@@ -149,13 +149,20 @@ pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int
     if (st != PE_OK) return st;
     if (seq_len == PE_SEQ_LEN_FROM_POSITIONS) seq_len = (int64_t)max_position + 1;
 
+    int32_t n = rope->n_freq;
+    /* the table must be addressable (wasm32: size_t is 32 bits) */
+    if (!pe__floats_fit3(n_positions, n, 1)) return PE_ERR_SHAPE;
+    /* HF multiplies the float32 cos/sin by the attention factor; we round the product of the factors once.
+     * Bounded so that scale * cos (|cos| <= 1, and a hair more from the polynomial) stays finite. */
+    const double scale_d = rope->attention_scaling * extra_scale;
+    if (!(fabs(scale_d) <= PE_ROPE_MAX_SCALE)) return PE_ERR_SCALE;
+    const float scale = (float)scale_d;
+
     /* the cached frequencies are used in place: a decode step's single row costs no copy */
     double scratch[PE_ROPE_MAX_FREQ];
     const double *inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
-
-    /* HF multiplies the float32 cos/sin by the attention factor; we round the product of the factors once */
-    float scale = (float)(rope->attention_scaling * extra_scale);
-    int32_t n = rope->n_freq;
+    /* a recomputed (dynamic NTK) set is checked like the ones pe_rope_init checked */
+    if (inv_freq == scratch && !pe__rope_freqs_in_range(inv_freq, n)) return PE_ERR_FACTOR;
     for (int32_t p = 0; p < n_positions; p++)
         pe__cos_sin_row(cos + (size_t)p * n, sin + (size_t)p * n, (double)positions[p], inv_freq, n, scale);
     return PE_OK;
@@ -270,9 +277,10 @@ pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const f
     if (cfg->rotation != PE_ROTATE_FORWARD && cfg->rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
     if ((int64_t)batch * seq == 0) return PE_OK;
     if (!x || !cos || !sin) return PE_ERR_NULL;
-    /* every index below is a size_t product of these: the whole tensor must be addressable */
-    const uint64_t n_x = (uint64_t)batch * (uint64_t)seq * (uint64_t)heads * (uint64_t)rope->config.head_dim;
-    if (n_x > (uint64_t)(PTRDIFF_MAX / sizeof(float))) return PE_ERR_SHAPE;
+    /* every index below is a size_t product of these: the tensor and the tables must be addressable */
+    const int64_t dims_x[4] = {batch, seq, heads, rope->config.head_dim};
+    if (pe__count(PE__MAX_FLOATS, 4, dims_x) > PE__MAX_FLOATS) return PE_ERR_SHAPE;
+    if (!pe__floats_fit3(cfg->per_batch_rows ? batch : 1, seq, rope->n_freq)) return PE_ERR_SHAPE;
 
     int32_t n = rope->n_freq, d = rope->config.head_dim;
     int bhsd = cfg->layout == PE_LAYOUT_BHSD, rows = cfg->per_batch_rows != 0;

@@ -33,6 +33,22 @@ typedef struct pe__sin_resolved {
     int32_t pad;
 } pe__sin_resolved;
 
+static int32_t pe__sin_nfreq_of(int32_t variant, int32_t d);
+
+/* The largest frequency (radians per position step) of the table: 1 at i = 0, or the last one's. A NaN
+ * (not possible from a finite base > 0, but cheap to refuse) counts as too large. */
+static double pe__sin_max_frequency(const pe__sin_resolved *r, int32_t d) {
+    const int32_t last = pe__sin_nfreq_of(r->variant, d) - 1;
+    if (last < 1) return 1.0;
+    double f;
+    if (r->variant == PE_SINUSOIDAL_TENSOR2TENSOR)
+        f = exp((double)last * -(log(r->base) / (double)(d / 2 - 1))); /* angle = p * f */
+    else
+        f = 1.0 / pow(r->base, (double)(2 * last) / (double)d);    /* angle = p / base^(2i/d) */
+    if (f != f) return INFINITY;
+    return f > 1.0 ? f : 1.0;
+}
+
 static pe_status pe__sin_resolve(pe__sin_resolved *r, int32_t d_model, const pe_sinusoidal_config *cfg) {
     static const pe_sinusoidal_config defaults = {0};
     if (!cfg) cfg = &defaults;
@@ -47,6 +63,11 @@ static pe_status pe__sin_resolve(pe__sin_resolved *r, int32_t d_model, const pe_
     if (d_model < 1) return PE_ERR_SHAPE;
     /* tensor2tensor divides by d/2 - 1: d_model 2 and 3 would divide by zero (torch gives NaN). */
     if (r->variant == PE_SINUSOIDAL_TENSOR2TENSOR && d_model < 4) return PE_ERR_SHAPE;
+    /* Every angle of every int32 position must stay below PE_MAX_ANGLE, where the reduction is exact: each
+     * frequency (radians per position) at most PE_MAX_FREQUENCY. Frequencies are monotone in i, so the
+     * extremes are i = 0 (exactly 1) and the last one, computed here exactly as pe__sin_freqs_init does.
+     * Only a base below 1 can fail: 1 / base^(2i/d) grows with i (e.g. base 5e-324 gives infinity). */
+    if (pe__sin_max_frequency(r, d_model) > PE_MAX_FREQUENCY) return PE_ERR_BASE;
     return PE_OK;
 }
 
@@ -131,9 +152,10 @@ typedef struct pe__sin_freqs {
 
 /* Number of frequencies: interleaved and half use ceil(d/2) (an odd d ends with one more sin than cos);
  * tensor2tensor uses floor(d/2) (and a zero column for odd d). */
-static int32_t pe__sin_nfreq(const pe__sin_resolved *r, int32_t d) {
-    return r->variant == PE_SINUSOIDAL_TENSOR2TENSOR ? d / 2 : (d + 1) / 2;
+static int32_t pe__sin_nfreq_of(int32_t variant, int32_t d) {
+    return variant == PE_SINUSOIDAL_TENSOR2TENSOR ? d / 2 : (d + 1) / 2;
 }
+static int32_t pe__sin_nfreq(const pe__sin_resolved *r, int32_t d) { return pe__sin_nfreq_of(r->variant, d); }
 
 static void pe__sin_freqs_init(pe__sin_freqs *F, const pe__sin_resolved *r, int32_t d, int32_t i0, int32_t n) {
     F->i0 = i0;
@@ -257,8 +279,7 @@ pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, i
     pe_status st = pe__sin_resolve(&r, d_model, cfg);
     if (st != PE_OK) return st;
     if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
-    if ((uint64_t)batch * (uint64_t)seq * (uint64_t)d_model > (uint64_t)(SIZE_MAX / sizeof(float)))
-        return PE_ERR_SHAPE;
+    if (!pe__floats_fit3(batch, seq, d_model)) return PE_ERR_SHAPE; /* three int32s can pass 2^64 */
     if ((int64_t)batch * seq == 0) return PE_OK;
     if (!x) return PE_ERR_NULL;
     const int per_batch = positions && per_batch_positions;

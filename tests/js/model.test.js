@@ -4,7 +4,7 @@
 // clear errors; memory is released.
 //
 // Native vs wasm, same sources: |logit difference| <= 1e-5 absolute. The native logits come from
-// build/native/test_model_shipped --logits (built by build.sh from the current sources). Both run the same C
+// build/native/scalar/test_model_shipped --logits (built by build.sh from the current sources). Both run the same C
 // with the same summation order and no FMA contraction (GELU's tanh is our own arithmetic, not libm's); they
 // could differ only in expf inside pe_attention (glibc vs musl) and in pe_attention's SIMD path. Observed:
 // identical up to the 9 printed digits (< 1e-7).
@@ -22,7 +22,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const MODELS = process.env.POSENC_MODELS_DIR ?? join(ROOT, 'web/playground/public/models'); // override: test a fresh `train.mjs --out DIR`
 const NATIVE_TOL = 1e-5;
 const TRAINER_TOL = 1e-4;
-const NATIVE_TOOL = join(ROOT, 'build/native/test_model_shipped');
+const NATIVE_TOOL = join(ROOT, 'build/native/scalar/test_model_shipped');
 
 /** This checkout's native logits for a model's logits.json input, or null without the native test build. */
 function nativeLogits(name) {
