@@ -3,36 +3,25 @@
  * random sequence length (including past the training length and, for learned positions, past the table) and
  * tokens, optionally an inference-time RoPE scaling, with and without attention weights.
  *
- * Strict: for an accepted input every logit is finite and every attention row is a softmax row (finite,
+ * Strict mode (fuzz.h): for an accepted input every logit is finite and every attention row is a softmax row (finite,
  * non-negative, sums to 1, zero above the diagonal); a refused input leaves a message. Weights are in
  * [-1, 1) (norm weights around 1), so finite outputs are what the model promises.
  * Build: clang -fsanitize=fuzzer,address,undefined -Ic/include fuzz/fuzz_model_forward.c, every c/src .c,
  * c/model/model.c c/model/safetensors.c -lm (scripts/fuzz.sh). Seeds: fuzz/corpus/model_forward/. */
-#include "posenc.h"
+#include "fuzz.h"
 #include "../c/model/model_internal.h"
 
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
+/* Always checked: what the model promises of a valid input's status and messages. The softmax and finiteness
+ * checks are strict mode's (fuzz.h). */
 #define FUZZ_CHECK(cond, what)                                                                            \
     do {                                                                                                  \
-        if (!(cond)) {                                                                                    \
-            fprintf(stderr, "fuzz_model_forward: %s (%s:%d)\n", what, __FILE__, __LINE__);                \
-            abort();                                                                                      \
-        }                                                                                                 \
+        if (!(cond)) fuzz_fail("%s", what);                                                               \
     } while (0)
 
-/* The input read as a stream of bytes; past its end, zeros. */
-typedef struct reader { const uint8_t *p; size_t n; } reader;
-static uint32_t take(reader *r) {
-    if (!r->n) return 0;
-    r->n--;
-    return *r->p++;
-}
-static uint32_t take_below(reader *r, uint32_t n) { return (uint32_t)((take(r) << 8 | take(r)) % n); }
+/* The input as a stream of choices (fuzz.h: zeros past its end). */
+typedef fuzz_input reader;
+static uint32_t take(reader *r) { return (uint32_t)fuzz_bytes(r, 1); }
+static uint32_t take_below(reader *r, uint32_t n) { return (uint32_t)fuzz_range(r, 0, (int64_t)n - 1); }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader r = { data, size };
@@ -74,7 +63,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const pe_rope *use = NULL;
     if (scaling < PE_MODEL_ROPE_SCALING_COUNT) {
         pe_status st = pe_model_rope(&rope, m, (int32_t)scaling, factor);
-        FUZZ_CHECK((st == PE_OK) == (c.position_encoding == PE_MODEL_POS_ROPE), "pe_model_rope: RoPE models only");
+        /* other models: refused; RoPE models: built, or refused for a factor that would push a frequency past
+         * PE_ROPE_MAX_INV_FREQ (linear below ~1/2, NTK's base below ~1) */
+        if (c.position_encoding != PE_MODEL_POS_ROPE) FUZZ_CHECK(st == PE_ERR_FIELD_VALUE, "pe_model_rope: RoPE models only");
+        else FUZZ_CHECK(st == PE_OK || st == PE_ERR_FACTOR || st == PE_ERR_BASE, "pe_model_rope: unexpected status");
         if (st == PE_OK) use = &rope;
     }
 
@@ -94,17 +86,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK((st == PE_OK) == !too_long, "forward refused a valid input or accepted one past the learned table");
     FUZZ_CHECK((st == PE_OK) == (pe_model_message(m)[0] == 0), "message empty exactly on success");
     if (st == PE_OK) {
-        for (size_t i = 0; i < n_logits; i++) FUZZ_CHECK(isfinite(logits[i]), "non-finite logit");
+        for (size_t i = 0; i < n_logits; i++) fuzz_require(isfinite(logits[i]), "logit %zu is %g", i, (double)logits[i]);
         for (size_t row = 0; attn && row < rows; row++) {
             const size_t q = row % (size_t)seq_len;
             double sum = 0;
             for (size_t j = 0; j < (size_t)seq_len; j++) {
                 const float p = attn[row * (size_t)seq_len + j];
-                FUZZ_CHECK(isfinite(p) && p >= 0.0f, "attention weight not finite or negative");
-                FUZZ_CHECK(j <= q || p == 0.0f, "attention above the diagonal");
+                fuzz_require(isfinite(p) && p >= 0.0f, "attention weight %g", (double)p);
+                fuzz_require(j <= q || p == 0.0f, "attention above the diagonal");
                 sum += p;
             }
-            FUZZ_CHECK(fabs(sum - 1.0) < 1e-4, "attention row does not sum to 1");
+            fuzz_require(fabs(sum - 1.0) < 1e-4, "attention row %zu sums to %g", row, sum);
         }
     }
     free(attn);
