@@ -342,6 +342,20 @@ for (const [buildName, file] of builds) {
       assert.throws(() => api.loadModel(Object.create(ArrayBuffer.prototype), config), TypeError);
     });
 
+    test('options are strict: an unknown key is a TypeError naming it and the nearest known one', () => {
+      const { config, bytes } = readModel('copy-rope');
+      const model = api.loadModel(bytes, config);
+      try {
+        assert.throws(() => model.forward([1, 2], { atention: true }), (e) => e instanceof TypeError && /forward: options.atention is not an option; did you mean attention\?/.test(e.message));
+        assert.throws(() => model.forward([1, 2], { ropeScaling: { type: 'linear', facter: 2 } }), (e) => e instanceof TypeError && /ropeScaling.facter is not an option; did you mean factor\?/.test(e.message));
+        assert.throws(() => model.evaluate([1, 2], { target: [2, -1] }), (e) => e instanceof TypeError && /did you mean targets\?/.test(e.message));
+        assert.throws(() => model.forward([1, 2], { ropeScaling: { type: 'linear', factor: 0.25 } }), (e) => e instanceof RangeError && /ropeScaling linear x 0.25 is refused/.test(e.message));
+        assert.equal(model.forward([1, 2], { attention: true, ropeScaling: { type: 'linear', factor: 2 } }).attention.length, 2 * 4 * 2 * 2);
+      } finally {
+        model.free();
+      }
+    });
+
     test('tokens are read once: a Proxy whose length grows after the check; BigInt ids are a TypeError', () => {
       const { config, bytes } = readModel('copy-rope');
       const model = api.loadModel(bytes, config);

@@ -17,7 +17,7 @@
 // TypeError for a wrong argument type, RangeError for a value out of range.
 
 import { Heap } from './memory.js';
-import { describe } from './errors.js';
+import { describe, checkOptions, checkKnownKeys } from './errors.js';
 
 const DTYPE_BYTES = {
   F64: 8, F32: 4, F16: 2, BF16: 2, F8_E4M3: 1, F8_E5M2: 1,
@@ -226,7 +226,7 @@ function exportsOf(x) {
 }
 
 const REQUIRED = ['memory', 'malloc', 'free', 'pe_model_struct_size', 'pe_model_open', 'pe_model_load', 'pe_model_message',
-  'pe_model_rope', 'pe_model_scratch_size', 'pe_model_forward', 'pe_abi_rope_config_layout'];
+  'pe_model_rope', 'pe_model_scratch_size', 'pe_model_forward', 'pe_abi_rope_config_layout', 'pe_status_string'];
 
 /**
  * The model API over one instantiated posenc wasm module: { loadModel, fetchModel, parseSafetensors,
@@ -278,7 +278,11 @@ export function createModelApi(instance) {
    * Fetches `${baseUrl}/config.json` and the weights it names (default model.safetensors) and loads them.
    * baseUrl: a directory URL such as '/models/copy-rope/'.
    */
-  async function fetchModel(baseUrl, { fetch: f = globalThis.fetch } = {}) {
+  async function fetchModel(baseUrl, options) {
+    const o = checkOptions('fetchModel', 'options', options);
+    checkKnownKeys('fetchModel', 'options', o, ['fetch']);
+    const f = o.fetch ?? globalThis.fetch;
+    if (typeof f !== 'function') throw new TypeError(`fetchModel: options.fetch must be a function, got ${describe(f)}`);
     if (typeof baseUrl !== 'string' && !(baseUrl instanceof URL)) throw new TypeError(`fetchModel: baseUrl must be a string or URL, got ${describe(baseUrl)}`);
     const base = String(baseUrl).endsWith('/') ? String(baseUrl) : `${baseUrl}/`;
     const get = async (name) => {
@@ -385,6 +389,8 @@ export class TinyModel {
     if (scaling == null) return 0;
     if (this.positionEncoding !== 'rope') throw new RangeError(`${where}: ropeScaling applies to RoPE models; this one uses ${this.positionEncoding}`);
     if (typeof scaling !== 'object') throw new TypeError(`${where}: ropeScaling must be { type, factor }, got ${describe(scaling)}`);
+    scaling = checkOptions(where, 'ropeScaling', scaling);
+    checkKnownKeys(where, 'ropeScaling', scaling, ['type', 'factor']);
     const type = ROPE_SCALINGS.indexOf(scaling.type);
     if (type < 0) throw new RangeError(`${where}: ropeScaling.type must be one of ${ROPE_SCALINGS.join(', ')}, got ${describe(scaling.type)}`);
     const factor = scaling.factor ?? 1;
@@ -394,7 +400,10 @@ export class TinyModel {
     const ex = this.#ex;
     if (!this.#rope) this.#rope = this.#p.heap.malloc(this.#p.ropeSize);
     const st = ex.pe_model_rope(this.#rope, this.#p.m, type, factor);
-    if (st !== PE_OK) throw new RangeError(`${where}: pe_model_rope failed for ${scaling.type} x ${factor} (status ${st})`);
+    if (st !== PE_OK) {
+      // e.g. a linear factor below ~1/2 pushes a frequency past PE_ROPE_MAX_INV_FREQ (posenc.h)
+      throw new RangeError(`${where}: ropeScaling ${scaling.type} x ${factor} is refused: ${this.#p.heap.cString(ex.pe_status_string(st) >>> 0)}`);
+    }
     return this.#rope;
   }
 
@@ -403,8 +412,10 @@ export class TinyModel {
    * options.ropeScaling: { type: 'linear' | 'ntk' | 'dynamic' | 'yarn' | 'trained', factor } (RoPE models).
    * Returns { logits: Float32Array(n * vocabSize), attention?: Float32Array(layers * heads * n * n), seqLen, vocabSize }.
    */
-  forward(tokens, options = {}) {
+  forward(tokens, options) {
     this.#alive('forward');
+    options = checkOptions('forward', 'options', options);
+    checkKnownKeys('forward', 'options', options, ['attention', 'ropeScaling']);
     const toks = this.#tokens(tokens, 'forward');
     const n = toks.length;
     const ex = this.#ex;
@@ -447,7 +458,9 @@ export class TinyModel {
    * Mean cross-entropy (nats) and argmax accuracy of next-token predictions. targets: (n,) with -1 for
    * unscored positions; default: tokens[i + 1] for i < n - 1. Returns { loss, accuracy, count, lossSum, correct }.
    */
-  evaluate(tokens, options = {}) {
+  evaluate(tokens, options) {
+    options = checkOptions('evaluate', 'options', options);
+    checkKnownKeys('evaluate', 'options', options, ['targets', 'ropeScaling']);
     const toks = this.#tokens(tokens, 'evaluate');
     const n = toks.length;
     let targets = options.targets;
