@@ -1,5 +1,5 @@
 // memory.js — the one way data is placed in wasm memory: the heap (malloc/free, live views, scratch slots),
-// the typed-array check, float32 and int32 placement, and pe.tensor().
+// float32 and int32 placement, and pe.tensor().
 //
 // Pointers are byte offsets into the module's memory, handled as unsigned (`>>> 0`): the memory may grow to
 // 4 GiB, so a pointer can be >= 2^31, which an i32 export returns as a negative number.
@@ -65,6 +65,10 @@ export const MAX_TENSOR_LENGTH = 2 ** 30 - 1;
 // The largest block posenc asks malloc for. Byte counts stay non-negative int32s (the C core's i32 size
 // parameters), and a block never takes more than half of the 4 GiB a wasm32 memory can reach.
 export const MAX_BLOCK_BYTES = 2 ** 31 - 1;
+
+function changedLength(where, n, now) {
+  return new RangeError(`${where}: a Float32Array argument changed length during the call (${n}, then ${now}): its buffer was resized`);
+}
 
 function detachedError(where, name, tag) {
   return new TypeError(
@@ -339,6 +343,7 @@ export function locateFloat32(heap, x, n, where, name, what = 'the product of sh
  */
 export function stageFloat32(heap, x, loc, n, slot, where, copyIn = true) {
   if (loc !== -1) return loc;
+  if (viewLength(x) !== n) throw changedLength(where, n, viewLength(x)); // a resizable buffer shrunk meanwhile
   const ptr = heap.scratch(slot, n * 4, where, 'a copy of a Float32Array argument');
   if (copyIn) heap.f32.set(x, ptr >>> 2);
   return ptr;
@@ -351,6 +356,7 @@ export function stageFloat32(heap, x, loc, n, slot, where, copyIn = true) {
  */
 export function returnFloat32(heap, x, loc, ptr, n) {
   if (loc === -1) {
+    if (viewLength(x) !== n) throw changedLength('posenc', n, viewLength(x));
     typedArraySet(x, heap.f32.subarray(ptr >>> 2, (ptr >>> 2) + n));
     return x;
   }
