@@ -192,7 +192,9 @@ export interface Rope {
   /**
    * The resolved config, read back from the C core (defaults filled in the way Hugging Face does), in
    * pe.rope()'s option shape: pe.rope({ ...rope.config, headDim: 24 }) is the same RoPE for another head size.
-   * rotaryDim appears only when partial. A fresh copy each time.
+   * rotaryDim appears only when partial. Derived values are included as resolved (yarn's and longrope's
+   * attentionFactor, yarn's factor from maxPositionEmbeddings): change the fields they come from and drop them to
+   * have them derived again. A fresh copy each time.
    */
   readonly config: RopeConfig;
   readonly freed: boolean;
