@@ -8,7 +8,7 @@
 // Attributes: heads (1..64, default 8), length (4..128, default 24), head (which head's attention, default 0),
 // causal (bool, default true), seed (random q/k, default 3).
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
 import { chart } from './lib/chart.js';
 import { controls, range, number, checkbox } from './lib/controls.js';

@@ -14,10 +14,10 @@
 //   plus the common ones: lang, eager, models-base, simd, url-state, state-key
 
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, select, text, button } from './lib/controls.js';
 import { heatmap } from './lib/heatmap.js';
-import { copyExample, lmStream, argmaxRows } from './common-b.js';
+import { copyExample, lmStream, argmaxRows } from './lib/tasks.js';
 
 registerStrings({
   en: {

@@ -3,7 +3,7 @@
 // ── Writing a widget ──────────────────────────────────────────────────────────────────────────────────────
 //
 //   import { PeElement, define, h } from './base.js';
-//   import { registerStrings } from './i18n.js';
+//   import { registerStrings } from './lib/i18n.js';
 //   import { range, select } from './lib/controls.js';
 //   import { heatmap } from './lib/heatmap.js';
 //
@@ -68,14 +68,12 @@
 //   next to the page.
 
 import { init } from '../src/index.js';
-import { compileBytes, decodeBase64, stubImports } from '../src/loader.js';
-import { simdWasmBase64, scalarWasmBase64 } from '../src/wasm-inline.js';
-import { createModelApi, parseSafetensors, readTensor } from '../src/model.js';
-import { t as translate, getLang, normLang, onLangChange } from './i18n.js';
+import { t as translate, getLang, normLang, onLangChange } from './lib/i18n.js';
 import { urlStateEnabled, stateKey, readState, writeState } from './lib/state.js';
 import { ensureStyles } from './lib/style.js';
+import { h } from './lib/dom.js';
 
-export { parseSafetensors, readTensor };
+export { h };
 
 // ── page-level configuration ──────────────────────────────────────────────────────────────────────────────
 
@@ -141,24 +139,6 @@ export function modelsBase(el) {
 
 // ── models ────────────────────────────────────────────────────────────────────────────────────────────────
 
-let modelApiPromise = null;
-/**
- * The tiny-model API (web/src/model.js createModelApi) over an instance of the same build as getPosenc().
- * If the posenc API object carries a model API itself (pe.models), that one is used.
- */
-export function getModelApi() {
-  modelApiPromise ??= (async () => {
-    const pe = await getPosenc();
-    if (pe.models && typeof pe.models.loadModel === 'function') return pe.models;
-    const module = await compileBytes(decodeBase64(pe.simd ? simdWasmBase64 : scalarWasmBase64));
-    const instance = await WebAssembly.instantiate(module, stubImports(module));
-    if (typeof instance.exports._initialize === 'function') instance.exports._initialize();
-    return createModelApi(instance);
-  })();
-  modelApiPromise.catch(() => { modelApiPromise = null; });
-  return modelApiPromise;
-}
-
 const fileCache = new Map();
 function fetchCached(url, kind) {
   const key = `${kind} ${url}`;
@@ -198,42 +178,13 @@ export function getModel(name, base) {
   const dir = modelDir(name, base);
   if (!modelCache.has(dir)) {
     const p = (async () => {
-      const [api, cfg, bytes] = await Promise.all([getModelApi(), getModelConfig(name, base), getModelFile(name, base)]);
-      return api.loadModel(bytes, cfg);
+      const [pe, cfg, bytes] = await Promise.all([getPosenc(), getModelConfig(name, base), getModelFile(name, base)]);
+      return pe.loadModel(bytes, cfg);
     })();
     p.catch(() => modelCache.delete(dir));
     modelCache.set(dir, p);
   }
   return modelCache.get(dir);
-}
-
-// ── DOM helper ────────────────────────────────────────────────────────────────────────────────────────────
-
-/**
- * h('div', { class: 'x', onclick: fn, 'aria-label': '…', style: { width: '3px' } }, child, 'text', [more])
- * Attributes: on* are listeners; class/className; style object or string; boolean true -> empty attribute;
- * false/null/undefined -> omitted; dataset via data-*. Children: nodes, strings, numbers, arrays, null.
- */
-export function h(tag, attrs = {}, ...children) {
-  const el = tag.includes(':') ? document.createElementNS('http://www.w3.org/2000/svg', tag.split(':')[1]) : document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs ?? {})) {
-    if (v === false || v === null || v === undefined) continue;
-    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (k === 'class' || k === 'className') el.setAttribute('class', v);
-    else if (k === 'style' && typeof v === 'object') Object.assign(el.style, v);
-    else if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
-  }
-  append(el, children);
-  return el;
-}
-
-function append(el, children) {
-  for (const c of children) {
-    if (c === null || c === undefined || c === false) continue;
-    if (Array.isArray(c)) append(el, c);
-    else el.append(c instanceof Node ? c : String(c));
-  }
 }
 
 const camel = (s) => s.replace(/-([a-z])/g, (_, c) => c.toUpperCase());

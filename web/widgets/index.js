@@ -4,10 +4,10 @@
 // and then the tags anywhere. Every widget file in this folder registers its own element when imported
 // (define() in base.js); they are all picked up here, whatever their names.
 import { configure, getPosenc, getModel, getModelConfig, modelsBase } from './base.js';
-import { getLang, setLang, registerStrings, t } from './i18n.js';
+import { getLang, setLang, registerStrings, t } from './lib/i18n.js';
 
 // Every widget module (eager: bundled into this file). A new widget file only needs to exist here.
-import.meta.glob(['./*.js', '!./index.js', '!./base.js', '!./i18n.js'], { eager: true });
+import.meta.glob(['./*.js', '!./index.js', '!./base.js'], { eager: true });
 
 export { configure, getPosenc, getModel, getModelConfig, modelsBase, getLang, setLang, registerStrings, t };
 

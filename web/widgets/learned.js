@@ -9,12 +9,12 @@
 // Attributes: model (default copy-learned; any <task>-learned model), probe (the position looked up, default
 // = maxLen, i.e. the first one past the table), models-base.
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
 import { chart } from './lib/chart.js';
 import { controls, number } from './lib/controls.js';
 import { texNode } from './lib/math.js';
-import { parseSafetensors, readTensor } from '../src/model.js';
+import { readSafetensors } from './lib/safetensors.js';
 
 registerStrings({
   en: {
@@ -86,12 +86,12 @@ class PeLearned extends PeElement {
   async setup() {
     const name = this.state.model;
     const [cfg, bytes] = await Promise.all([this.modelConfig(name), this.modelFile(name)]);
-    const parsed = parseSafetensors(bytes);
-    const t = parsed.tensors.get(TABLE);
+    const file = readSafetensors(bytes);
+    const t = file.parsed.tensors.get(TABLE);
     if (!t) throw new Error(`${name}: no ${TABLE} in the safetensors file (is it a learned-position model?)`);
     this.maxLen = t.shape[0];
     this.dModel = t.shape[1];
-    this.tableData = readTensor(bytes, parsed, TABLE);
+    this.tableData = file.f32(TABLE);
     this.cfg = cfg;
     this.learnedPe = this.own(this.pe.learned(this.tableData, { dModel: this.dModel, maxLen: this.maxLen }));
     this.tiny = await this.model(name);

@@ -10,12 +10,11 @@
 // Attributes: head-dim (default 128), base (default 500000, Llama 3), freq (index i, default 1),
 // max-position (default 1000000).
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { chart } from './lib/chart.js';
-import { controls, range, select } from './lib/controls.js';
+import { controls, range, select, withValue } from './lib/controls.js';
 import { texRow } from './lib/math.js';
 import { f32, f16, bf16, angleDiff } from './lib/floats.js';
-import { withValue } from './sinusoidal.js';
 
 registerStrings({
   en: {

@@ -30,12 +30,16 @@
 //   plus the common ones: lang, eager, models-base, simd, url-state, state-key
 
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, select, button } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
 import { heatmap } from './lib/heatmap.js';
-import { tex } from './lib/math.js';
-import { formulaRow, gaussian, pairIndex, svg, wrapAngle, rng, copyExample, targetsOf, argmaxRows, swappedPairingModel } from './common-b.js';
+import { tex, texRow } from './lib/math.js';
+import { svg } from './lib/dom.js';
+import { gaussian, rng } from './lib/random.js';
+import { pairIndex, swappedPairingModel } from './lib/pairing.js';
+import { wrapAngle } from './lib/angles.js';
+import { copyExample, targetsOf, argmaxRows } from './lib/tasks.js';
 
 registerStrings({
   en: {
@@ -223,7 +227,7 @@ class PeRopeRotation extends PeElement {
       ));
     }
     if (show.has('rotation')) {
-      const formula = formulaRow(tex, ['\\tilde q_m = R(m\\theta_i)\\,q,\\quad \\tilde k_n = R(n\\theta_i)\\,k', '\\theta_i = b^{-2i/d}',
+      const formula = texRow(['\\tilde q_m = R(m\\theta_i)\\,q,\\quad \\tilde k_n = R(n\\theta_i)\\,k', '\\theta_i = b^{-2i/d}',
         'R(\\phi)=\\begin{pmatrix}\\cos\\phi & -\\sin\\phi\\\\ \\sin\\phi & \\cos\\phi\\end{pmatrix}']);
       this.playBtn = button(this, { key: 'play', label: 'rr.play', onClick: () => this.togglePlay() });
       this.body.append(h('section', { class: 'pe-rr-rotation' },
@@ -250,7 +254,7 @@ class PeRopeRotation extends PeElement {
         h('p', { class: 'pe-note' }, this.t('rr.rel.note'))));
     }
     if (show.has('decay')) {
-      const formula = formulaRow(tex, ['\\Big|\\sum_{i=0}^{d/2-1} h_i\\,e^{\\mathrm i(m-n)\\theta_i}\\Big| \\le \\Big(\\max_i |h_{i+1}-h_i|\\Big)\\sum_{j=1}^{d/2} |S_j|',
+      const formula = texRow(['\\Big|\\sum_{i=0}^{d/2-1} h_i\\,e^{\\mathrm i(m-n)\\theta_i}\\Big| \\le \\Big(\\max_i |h_{i+1}-h_i|\\Big)\\sum_{j=1}^{d/2} |S_j|',
         'h_i = q_{[i]}\\,\\overline{k_{[i]}},\\quad S_j=\\sum_{i=0}^{j-1} e^{\\mathrm i(m-n)\\theta_i}']);
       this.body.append(h('section', { class: 'pe-rr-decay' },
         h('h4', {}, this.t('rr.decay.title')), formula,

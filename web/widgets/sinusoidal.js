@@ -9,9 +9,9 @@
 // position (clock position, default 7), shift (k of the linear map, default 3), parts (comma list of
 // table,clock,example,similarity,linear; default all).
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
-import { controls, range, select, button } from './lib/controls.js';
+import { controls, range, select, button, withValue } from './lib/controls.js';
 import { texNode, texRow } from './lib/math.js';
 
 registerStrings({
@@ -72,11 +72,6 @@ registerStrings({
 });
 
 const PARTS = ['table', 'clock', 'example', 'similarity', 'linear'];
-
-/** The menu's values plus the current one (an attribute or URL may hold any number). */
-export function withValue(values, v) {
-  return values.includes(v) ? values : [...values, v].sort((a, b) => a - b);
-}
 
 class PeSinusoidal extends PeElement {
   static attrs = {

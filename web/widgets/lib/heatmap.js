@@ -17,8 +17,8 @@
 //   hm.canvas                     // the <canvas>
 // Calling heatmap() again on the same container redraws into the same figure. −Infinity (masked) cells are grey.
 
-import { h } from '../base.js';
-import { t } from '../i18n.js';
+import { h } from './dom.js';
+import { t } from './i18n.js';
 
 const NEG = [33, 102, 172];
 const MID = [247, 247, 247];

@@ -5,7 +5,7 @@
 //
 // Each element: draws something (canvas pixels / SVG shapes), every control changes what is drawn, no console
 // errors or failed requests, SIMD disabled (?simd=0) gives the same numbers, the language toggle switches every
-// string, a phone-width viewport does not overflow. Screenshots go to test-results/widgets-b-*.png.
+// string, a phone-width viewport does not overflow. Screenshots go to test-results/rope-widgets-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -26,7 +26,7 @@ const ELEMENTS = {
 const page = (body) => `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>posenc widgets (part B)</title><link rel="icon" href="data:,">
+<title>posenc RoPE widgets</title><link rel="icon" href="data:,">
 <style>body { max-width: 960px; margin: 0 auto; padding: 0 8px; font-family: system-ui, sans-serif; }</style></head>
 <body>
 <pe-lang-toggle></pe-lang-toggle>
@@ -38,8 +38,8 @@ ${body}
 before(async () => {
   site = await buildSite();
   // one page with all five (language, SIMD, phone) and one page per element
-  await writeFile(join(site.dir, 'widgets-b.html'), page(Object.values(ELEMENTS).join('\n')));
-  for (const [id, el] of Object.entries(ELEMENTS)) await writeFile(join(site.dir, `widgets-b-${id}.html`), page(el));
+  await writeFile(join(site.dir, 'rope-widgets.html'), page(Object.values(ELEMENTS).join('\n')));
+  for (const [id, el] of Object.entries(ELEMENTS)) await writeFile(join(site.dir, `rope-widgets-${id}.html`), page(el));
   server = await serveStatic(site.dir, { prefix: SUB });
   browser = await launchChromium();
   await mkdir(shots, { recursive: true });
@@ -54,7 +54,7 @@ after(async () => {
 async function open(query = '', viewport = { width: 1100, height: 900 }, only) {
   const p = await browser.newPage({ viewport });
   const errors = collectErrors(p);
-  await p.goto(`${server.url}widgets-b${only ? `-${only}` : ''}.html${query}`);
+  await p.goto(`${server.url}rope-widgets${only ? `-${only}` : ''}.html${query}`);
   return { page: p, errors };
 }
 
@@ -85,7 +85,7 @@ async function choose(page, sel, dataKey, index) {
 }
 
 async function shot(page, sel, name) {
-  await page.locator(sel).screenshot({ path: join(shots, `widgets-b-${name}.png`) });
+  await page.locator(sel).screenshot({ path: join(shots, `rope-widgets-${name}.png`) });
 }
 
 test('<pe-rope-rotation>: rotation, shift invariance, decay, pairing (pe.attention and the tiny model)', async () => {
