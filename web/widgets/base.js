@@ -27,6 +27,8 @@
 //   }
 //   define('pe-foo', PeFoo);
 //
+// Height: from connection to its first drawing a widget holds the height lib/heights.js measured for it at its
+// width (`node scripts/widget-heights.mjs` regenerates the table after a layout change), so pages do not jump.
 // Life cycle: connected -> (lazy: when first scrolled near the viewport; immediately where IntersectionObserver
 // is missing or the element has the `eager` attribute) -> the API loads once for the page (getPosenc) ->
 // setup() once -> render() + draw(). An attribute change or a language switch re-runs render() + draw();
@@ -72,6 +74,7 @@ import { t as translate, getLang, normLang, onLangChange } from './lib/i18n.js';
 import { urlStateEnabled, stateKey, readState, writeState } from './lib/state.js';
 import { ensureStyles } from './lib/style.js';
 import { h } from './lib/dom.js';
+import { reservedHeight, NARROW_QUERY } from './lib/heights.js';
 
 export { h };
 
@@ -236,6 +239,7 @@ export class PeElement extends HTMLElement {
   #offLang = null;
   #generation = 0;
   #errorMsg = null;
+  #reserved = false;
 
   constructor() {
     super();
@@ -297,6 +301,7 @@ export class PeElement extends HTMLElement {
       this.#status(this.t('pe.loading'), 'pe-loading');
     }
     if (!this.body.isConnected) this.append(this.body);
+    if (!this.#started) this.#reserve();
     this.#offLang ??= onLangChange(() => {
       if (this.hasAttribute('lang')) return;
       if (this.#started) this.#queueRender();
@@ -465,7 +470,28 @@ export class PeElement extends HTMLElement {
     else if (redraw) this.update();
   }
 
+  // Until its first drawing, a widget holds the height it will have (lib/heights.js, measured at this width):
+  // the page does not grow under the reader as widgets start, and a #fragment link lands where it points.
+  // A min-height the page set itself is left alone.
+  #reserve() {
+    if (this.#reserved || this.style.minHeight) return;
+    const narrow = typeof matchMedia === 'function' && matchMedia(NARROW_QUERY).matches;
+    const px = reservedHeight(this.localName, this.getBoundingClientRect().width, narrow);
+    if (px > 0) {
+      this.style.minHeight = `${px}px`;
+      this.#reserved = true;
+    }
+  }
+
+  #unreserve() {
+    if (!this.#reserved) return;
+    this.#reserved = false;
+    this.style.minHeight = '';
+    if (this.getAttribute('style') === '') this.removeAttribute('style');
+  }
+
   markDrawn() {
+    this.#unreserve();
     this.dataset.draws = String(Number(this.dataset.draws ?? 0) + 1);
     this.dataset.state = 'ready';
   }
@@ -538,6 +564,7 @@ export class PeElement extends HTMLElement {
 
   /** Shows an error inside the element (never throws). */
   fail(err) {
+    this.#unreserve();
     const msg = err && err.message ? `${err.name && err.name !== 'Error' ? `${err.name}: ` : ''}${err.message}` : String(err);
     this.dataset.state = 'error';
     this.setAttribute('data-error', msg);

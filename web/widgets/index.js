@@ -9,6 +9,17 @@ import { getLang, setLang, registerStrings, t } from './lib/i18n.js';
 // Every widget module (eager: bundled into this file). A new widget file only needs to exist here.
 import.meta.glob(['./*.js', '!./index.js', '!./base.js'], { eager: true });
 
+// Defining the elements just gave every widget on the page its reserved height (base.js), in this one task:
+// a page opened at #section is scrolled back onto that section before the browser paints again, so the
+// reader lands where the link points and nothing on screen moves.
+if (typeof document !== 'undefined' && document.readyState !== 'complete' && location.hash.length > 1) {
+  let target = null;
+  try {
+    target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  } catch { /* a malformed fragment names nothing */ }
+  target?.scrollIntoView({ block: 'start' });
+}
+
 export { configure, getPosenc, getModel, getModelConfig, modelsBase, getLang, setLang, registerStrings, t };
 
 /** For pages that load the bundle with a plain script tag and want to talk to it without importing it. */
