@@ -48,6 +48,9 @@ const BASE = `
 .pe-widget button.pe-button.pe-secondary { background: #fff; color: #2f6db5; }
 .pe-widget button.pe-button:disabled { opacity: .5; cursor: default; }
 .pe-widget :focus-visible { outline: 2px solid #e08a00; outline-offset: 2px; }
+/* inside an SVG an outline is drawn in viewBox units (a 2-unit ring on a 3.5-unit plane covers it): SVG controls
+   show focus with a ring of their own stroke instead */
+.pe-widget svg :focus-visible { outline: none; stroke: #e08a00; stroke-width: 3px; vector-effect: non-scaling-stroke; }
 .pe-widget .pe-row { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
 .pe-widget .pe-row > * { flex: 1 1 260px; min-width: 0; }
 .pe-widget .pe-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .6rem; }
