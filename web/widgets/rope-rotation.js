@@ -46,7 +46,7 @@ registerStrings({
     'rr.title': 'RoPE: positions as rotations',
     'rr.intro': 'RoPE splits each query and key into pairs of numbers and turns pair i by the angle position · θᵢ. The attention score q̃·k̃ then depends only on how far apart the two positions are.',
     'rr.rot.title': 'A query and a key turning with position',
-    'rr.rot.note': 'Drag the tips of q̃ and k̃ (or focus one and use the arrow keys) to move the positions. The angle between them is (m − n)·θᵢ, whatever m and n are.',
+    'rr.rot.note': 'Drag the tips of q̃ and k̃ (or focus one and use the arrow keys) to move the positions. q̃ is q turned by m·θᵢ and k̃ is k turned by n·θᵢ, so the purple arc, the angle from k̃ to q̃, is the angle from k to q plus (m − n)·θᵢ: it changes when m − n changes, and only then.',
     'rr.pair': 'frequency pair i',
     'rr.m': 'query position m',
     'rr.n': 'key position n',
@@ -65,6 +65,8 @@ registerStrings({
     'rr.angleQ': 'm·θᵢ (mod 2π)',
     'rr.angleK': 'n·θᵢ (mod 2π)',
     'rr.angleRel': '(m − n)·θᵢ (mod 2π)',
+    'rr.angleStart': 'angle from k to q (before turning)',
+    'rr.angleArc': 'angle from k̃ to q̃ (the arc): the two above added',
     'rr.pairScore': 'this pair’s share of q̃·k̃',
     'rr.score': 'score q̃·k̃ over all {p} pairs',
     'rr.quantity': 'quantity',
@@ -115,7 +117,7 @@ registerStrings({
     'rr.title': 'RoPE：把位置变成旋转',
     'rr.intro': 'RoPE 把每个查询和键拆成若干对数，第 i 对按角度“位置 · θᵢ”旋转。于是注意力分数 q̃·k̃ 只取决于两个位置相隔多远。',
     'rr.rot.title': '随位置旋转的查询与键',
-    'rr.rot.note': '拖动 q̃ 和 k̃ 的箭头尖端（或聚焦后用方向键）来改变位置。两者之间的夹角总是 (m − n)·θᵢ，与 m、n 本身无关。',
+    'rr.rot.note': '拖动 q̃ 和 k̃ 的箭头尖端（或聚焦后用方向键）来改变位置。q̃ 是 q 转过 m·θᵢ，k̃ 是 k 转过 n·θᵢ，所以紫色弧线（从 k̃ 到 q̃ 的夹角）等于从 k 到 q 的夹角加上 (m − n)·θᵢ：只有 m − n 改变时它才改变。',
     'rr.pair': '频率对 i',
     'rr.m': '查询位置 m',
     'rr.n': '键位置 n',
@@ -134,6 +136,8 @@ registerStrings({
     'rr.angleQ': 'm·θᵢ（模 2π）',
     'rr.angleK': 'n·θᵢ（模 2π）',
     'rr.angleRel': '(m − n)·θᵢ（模 2π）',
+    'rr.angleStart': '从 k 到 q 的夹角（旋转之前）',
+    'rr.angleArc': '从 k̃ 到 q̃ 的夹角（弧线）：以上两者相加',
     'rr.pairScore': '这一对在 q̃·k̃ 中的贡献',
     'rr.score': '全部 {p} 对的分数 q̃·k̃',
     'rr.quantity': '量',
@@ -245,7 +249,8 @@ class PeRopeRotation extends PeElement {
     }
     if (show.has('relative')) {
       const formula = h('div');
-      tex(formula, '\\tilde q_{m+s}\\cdot\\tilde k_{n+s} = q^{\\top} R\\big((m-n)\\theta\\big)\\,k = \\tilde q_m\\cdot\\tilde k_n', { display: true });
+      // (R(mθ)q)ᵀ R(nθ)k = qᵀ R(−mθ) R(nθ) k = qᵀ R((n − m)θ) k (RoFormer, eq. 16), R(φ) turning counter-clockwise
+      tex(formula, '\\tilde q_{m+s}\\cdot\\tilde k_{n+s} = q^{\\top} R\\big((n-m)\\theta\\big)\\,k = \\tilde q_m\\cdot\\tilde k_n', { display: true });
       this.body.append(h('section', { class: 'pe-rr-relative' },
         h('h4', {}, this.t('rr.rel.title')), formula,
         controls(range(this, { key: 'shift', label: 'rr.shift', min: 0, max: Math.max(1000, maxPos * 8) })),
@@ -374,17 +379,20 @@ class PeRopeRotation extends PeElement {
       this.theta = theta;
       this.drawPlane({ q0: [q[a], q[b]], k0: [k[a], k[b]], q1: [qt[a], qt[b]], k1: [kt[a], kt[b]], a, b });
       const rad = (x) => `${fmt(x, 4)} rad`;
+      const start = wrapAngle(Math.atan2(q[b], q[a]) - Math.atan2(k[b], k[a]));
       const rows = [
         ['rr.theta', fmt(theta, 5)],
         ['rr.wavelength', fmt((2 * Math.PI) / theta, 5)],
         ['rr.angleQ', rad(mod2pi(s.m * theta))],
         ['rr.angleK', rad(mod2pi(s.n * theta))],
+        ['rr.angleStart', rad(start)],
         ['rr.angleRel', rad(mod2pi((s.m - s.n) * theta))],
+        ['rr.angleArc', rad(wrapAngle(start + (s.m - s.n) * theta))],
         ['rr.pairScore', fmt(pairScore, 6)],
       ];
       this.rotTable.replaceChildren(h('table', { class: 'pe-table' },
         h('tr', {}, h('th', {}, this.t('rr.quantity')), h('th', {}, this.t('rr.value'))),
-        rows.map(([key, v]) => h('tr', {}, h('td', { style: { textAlign: 'left' } }, this.t(key)), h('td', {}, v))),
+        rows.map(([key, v]) => h('tr', { 'data-row': key.slice(3) }, h('td', { style: { textAlign: 'left' } }, this.t(key)), h('td', {}, v))),
         h('tr', {}, h('td', { style: { textAlign: 'left' } }, h('strong', {}, this.t('rr.score', { p: d / 2 }))),
           h('td', { class: 'pe-big', 'data-score': String(score) }, fmt(score, 6)))));
     } finally {

@@ -1,0 +1,109 @@
+// What the playground tells a learner is right (issue 15's defects 3 onwards), on the built playground page in
+// headless Chromium: formulas, captions, labels and axes are checked against the numbers the widgets draw.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle } from './lib.js';
+
+const PREFIX = '/some/sub/path/';
+const SHOTS = join(repoRoot, 'test-results/explanations');
+let browser, server, site;
+before(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  [site, browser] = await Promise.all([buildSite(), launchChromium()]);
+  server = await serveStatic(site.dir, { prefix: PREFIX });
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function open(path, { width = 1280, height = 900, scale = 1 } = {}) {
+  const page = await browser.newPage({ viewport: { width, height }, deviceScaleFactor: scale });
+  const errors = collectErrors(page);
+  await page.goto(server.url + path);
+  return { page, errors };
+}
+
+/** A number as the widgets print it (fmt: '−' for minus, 'e' exponents, a unit after a space). */
+const num = (s) => Number(String(s).trim().split(/\s+/)[0].replace('−', '-'));
+const wrap = (x) => x - 2 * Math.PI * Math.round(x / (2 * Math.PI));
+
+/** The TeX source of every formula under sel (KaTeX keeps it in the MathML annotation). */
+const texOf = (page, sel) => page.$$eval(`${sel} annotation[encoding="application/x-tex"]`, (as) => as.map((a) => a.textContent));
+
+test('defect 3: the shifted-score formula reads q^T R((n−m)θ) k, as the rotations drawn give', async () => {
+  const { page, errors } = await open('index.html');
+  try {
+    await settle(page, '#rope-w');
+    const formulas = await texOf(page, '#rope-w .pe-rr-relative');
+    const shifted = formulas.find((f) => f.includes('\\tilde q_{m+s}'));
+    assert.ok(shifted, `the relative-position formula is shown (${formulas})`);
+    assert.match(shifted, /R\\big\(\(n-m\)\\theta\\big\)/, shifted);
+    // the same thing in numbers, with the page's own R(φ) = [[cos, −sin], [sin, cos]]: q = (1, 0), k = (0, 1),
+    // θ = π/2, m − n = 1 gives (R(mθ)q)·(R(nθ)k) = +1, and qᵀR(φ)k = −sin φ, so φ = (n − m)θ
+    const R = (p, [x, y]) => [x * Math.cos(p) - y * Math.sin(p), x * Math.sin(p) + y * Math.cos(p)];
+    const th = Math.PI / 2, m = 1, n = 0;
+    const [a, b] = [R(m * th, [1, 0]), R(n * th, [0, 1])];
+    const lhs = a[0] * b[0] + a[1] * b[1];
+    const rhs = (phi) => [1, 0][0] * R(phi, [0, 1])[0] + [1, 0][1] * R(phi, [0, 1])[1];
+    assert.ok(Math.abs(lhs - rhs((n - m) * th)) < 1e-12 && Math.abs(lhs - rhs((m - n) * th)) > 1);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('defect 4: the rotation plane\'s arc is the starting angle plus (m − n)θ, and the caption says so', async () => {
+  const { page, errors } = await open('index.html');
+  try {
+    await settle(page, '#rope-w');
+    const sel = '#rope-w';
+    // move the query away from the key so m − n is large
+    await page.focus(`${sel} input[data-key="m"]`);
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowRight');
+    await page.waitForTimeout(200);
+    const rows = await page.$$eval(`${sel} .pe-rr-rotation tr[data-row]`, (trs) => Object.fromEntries(trs.map((r) => [r.dataset.row, r.cells[1].textContent])));
+    for (const k of ['angleStart', 'angleRel', 'angleArc']) assert.ok(k in rows, `table row ${k} (${Object.keys(rows)})`);
+    const start = num(rows.angleStart), rel = num(rows.angleRel), arc = num(rows.angleArc);
+    assert.ok(Math.abs(wrap(start + rel - arc)) < 1e-3, `${start} + ${rel} = ${arc} (mod 2π)`);
+    // the angle the figure draws from k̃ to q̃ (the two thick arrows; SVG y points down)
+    const drawn = await page.$$eval(`${sel} .pe-rr-rotation svg line[stroke-width="0.035"]`, (ls) => ls.map((l) => Math.atan2(-Number(l.getAttribute('y2')), Number(l.getAttribute('x2')))));
+    assert.equal(drawn.length, 2);
+    const [angK, angQ] = drawn;
+    assert.ok(Math.abs(wrap(angQ - angK - arc)) < 1e-3, `drawn angle ${wrap(angQ - angK)} vs table ${arc}`);
+    const note = await page.$eval(`${sel} .pe-rr-rotation .pe-note`, (p) => p.textContent);
+    assert.ok(!/angle between them is \(m − n\)·θᵢ,/.test(note), note);
+    assert.match(note, /angle from k to q plus \(m − n\)·θᵢ/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('defect 5: keyboard focus on a RoPE drag handle is a thin ring, not an outline in viewBox units', async () => {
+  const { page, errors } = await open('index.html');
+  try {
+    await settle(page, '#rope-w');
+    const sel = '#rope-w';
+    await page.focus(`${sel} [data-key="play"]`);
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => document.activeElement?.dataset?.handle ?? document.activeElement?.outerHTML.slice(0, 80));
+    assert.equal(focused, 'n', 'Tab from the play button reaches the key handle');
+    const ring = await page.evaluate(() => {
+      const c = document.activeElement;
+      const cs = getComputedStyle(c);
+      const scale = c.ownerSVGElement.getScreenCTM().a; // CSS px per viewBox unit
+      const outline = cs.outlineStyle === 'none' ? 0 : parseFloat(cs.outlineWidth) * scale;
+      return { outline, focusVisible: c.matches(':focus-visible'), stroke: cs.stroke, scale };
+    });
+    assert.ok(ring.focusVisible);
+    assert.ok(ring.outline <= 4, `focus outline ${ring.outline.toFixed(0)} px wide on screen`);
+    assert.equal(ring.stroke, 'rgb(224, 138, 0)', 'a visible focus ring in the focus colour');
+    await page.locator(`${sel} .pe-rr-rotation figure`).first().screenshot({ path: join(SHOTS, 'rope-handle-focus.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
