@@ -107,3 +107,33 @@ test('defect 5: keyboard focus on a RoPE drag handle is a thin ring, not an outl
     await page.close();
   }
 });
+
+test('defect 6: the length-extension slider follows the factor: s = 64 shows and computes s·L = 262144', async () => {
+  const { page, errors } = await open('index.html');
+  try {
+    const sel = '#scaling-w';
+    await settle(page, sel);
+    const opt = await page.$eval(`${sel} select[data-key="factor"]`, (s) => [...s.options].find((o) => o.textContent === '64').value);
+    await page.selectOption(`${sel} select[data-key="factor"]`, opt);
+    await page.waitForTimeout(300);
+    const slider = await page.$eval(`${sel} input[data-key="seqLen"]`, (i) => ({ max: 2 ** Number(i.max), value: 2 ** Number(i.value), shown: i.closest('label').querySelector('output').textContent }));
+    assert.equal(slider.shown, '262144', 'the slider reads s·L');
+    assert.equal(slider.value, 262144);
+    assert.ok(slider.max >= 262144, `slider range reaches s·L (max ${slider.max})`);
+    // and the table is computed at that length: dynamic NTK's slowest ratio is the one of s·L
+    const dyn = await page.$$eval(`${sel} .pe-sc-methods table.pe-table tr`, (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)).find((r) => /dynamic/.test(r[0])));
+    const expected = await page.evaluate(async () => {
+      const pe = await window.posencWidgets.getPosenc();
+      const mk = (scaling) => pe.rope({ headDim: 128, base: 10000, maxPositionEmbeddings: 4096, ...(scaling ? { scaling } : {}) });
+      const a = mk({ type: 'dynamic', factor: 64 }), b = mk(null);
+      const r = a.invFreq64(262144).at(-1) / b.invFreq64(262144).at(-1);
+      a.free(); b.free();
+      return r;
+    });
+    assert.ok(Math.abs(num(dyn[2]) / expected - 1) < 2e-3, `dynamic NTK slowest ratio ${JSON.stringify(dyn)} vs ${expected} at 262144`);
+    await page.locator(`${sel} .pe-sc-methods`).screenshot({ path: join(SHOTS, 'scaling-64.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});

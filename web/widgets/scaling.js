@@ -227,6 +227,9 @@ class PeScaling extends PeElement {
     config: { type: 'string', default: '' },
   };
 
+  // the sequence-length slider's range and its "s·L" default follow the factor and the trained length
+  static rebuildOn = ['factor', 'original'];
+
   get d() {
     const d = this.state.headDim;
     return Math.max(4, d - (d % 2));
