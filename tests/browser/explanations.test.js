@@ -137,3 +137,33 @@ test('defect 6: the length-extension slider follows the factor: s = 64 shows and
     await page.close();
   }
 });
+
+test('defect 7: the extrapolation measure control works on the LM task, and a dashed line means one thing', async () => {
+  const { page, errors } = await open('index.html');
+  try {
+    const sel = '#extra-w';
+    await settle(page, sel);
+    await page.selectOption(`${sel} select[data-key="task"]`, '1'); // options are [copy, lm]
+    await settle(page, sel);
+    const metric = () => page.$eval(`${sel} select[data-key="metric"]`, (s) => ['accuracy', 'loss'][s.selectedIndex]);
+    const cells = () => page.$$eval(`${sel} table.pe-table td`, (tds) => tds.map((t) => t.textContent).filter((t) => /\d/.test(t)));
+    assert.equal(await metric(), 'loss', 'the LM task measures loss by default, and the menu says so');
+    assert.ok((await cells()).some((c) => /^\d\.\d{3}$/.test(c.split('/').pop().trim())), `loss numbers in the table (${(await cells()).slice(0, 4)})`);
+    await page.selectOption(`${sel} select[data-key="metric"]`, '0');
+    await settle(page, sel);
+    assert.equal(await metric(), 'accuracy');
+    assert.ok((await cells()).some((c) => /%$/.test(c.trim())), `accuracy in the table after choosing it (${(await cells()).slice(0, 4)})`);
+    await page.selectOption(`${sel} select[data-key="metric"]`, '1');
+    await settle(page, sel);
+    assert.ok(!(await cells()).some((c) => /%$/.test(c.trim())), 'back to loss');
+    // dashed = npm run eval's numbers, and nothing else
+    await page.check(`${sel} input[data-key="showEval"]`);
+    await settle(page, sel);
+    const legend = await page.$$eval(`${sel} .u-legend .u-series`, (rows) => rows.slice(1).map((r) => ({ label: r.querySelector('.u-label')?.textContent ?? '', style: r.querySelector('.u-marker') ? getComputedStyle(r.querySelector('.u-marker')).borderTopStyle : '' })));
+    assert.ok(legend.length >= 10, `legend rows ${legend.length}`);
+    for (const row of legend) assert.equal(row.style, /npm run eval/.test(row.label) ? 'dashed' : 'solid', `${row.label}: ${row.style}`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});

@@ -122,6 +122,9 @@ class PeExtrapolation extends PeElement {
     'show-eval': { type: 'bool', default: false },
   };
 
+  // the measure menu shows the task's own default ('auto': accuracy for copy, loss for the LM) after a task switch
+  static rebuildOn = ['task'];
+
   get metric() {
     const m = this.state.metric;
     return m === 'auto' ? (this.state.task === 'copy' ? 'accuracy' : 'loss') : m;
@@ -199,8 +202,8 @@ class PeExtrapolation extends PeElement {
     const series = [];
     methods.forEach((m) => {
       const color = PALETTE[METHODS.indexOf(m) % PALETTE.length];
-      const dash = m.includes('-') ? [6, 3] : undefined;
-      series.push({ label: this.t(`ex.m.${m}`), values: factors.map((f) => val(live(m, f))), color, width: m.includes('-') ? 1.6 : 2.4, dash, points: true });
+      // one meaning for a dashed line: npm run eval's numbers (the scaled RoPE variants are thinner, solid)
+      series.push({ label: this.t(`ex.m.${m}`), values: factors.map((f) => val(live(m, f))), color, width: m.includes('-') ? 1.6 : 2.4, points: true });
       if (s.showEval) series.push({ label: `${this.t(`ex.m.${m}`)} ${this.t('ex.evalSuffix')}`, values: factors.map((f) => val(evalOf(m, f))), color, width: 1, dash: [2, 3], points: false });
     });
     chart(this.chartBox, {

@@ -73,7 +73,8 @@ export function chart(container, o) {
         value: (u, v) => (v == null ? '–' : Number(v.toPrecision(4)).toString()),
       })),
     ],
-    legend: { show: o.legend !== false },
+    // a dashed series has a dashed legend marker, so the legend says what a dashed line is
+    legend: { show: o.legend !== false, markers: { dash: (u, i) => (u.series[i].dash?.length ? 'dashed' : 'solid') } },
     cursor: { drag: { x: false, y: false } },
   };
   const u = new uPlot(opts, data, container);
