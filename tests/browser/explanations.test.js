@@ -167,3 +167,42 @@ test('defect 7: the extrapolation measure control works on the LM task, and a da
     await page.close();
   }
 });
+
+/** Boxes of the visible children of a label row; true when two of them overlap. */
+const overlaps = (boxes) => boxes.some((a, i) => boxes.some((b, j) => j > i && a.x < b.x + b.w - 0.5 && b.x < a.x + a.w - 0.5 && a.y < b.y + b.h - 0.5 && b.y < a.y + a.h - 0.5));
+
+test('defect 8: the lab\'s attention maps are labelled with the input characters, readable and not overlapping', async () => {
+  for (const width of [1280, 390]) {
+    const { page, errors } = await open('index.html', { width, height: 900 });
+    try {
+      const sel = '#attn-w';
+      await settle(page, sel);
+      const input = await page.$eval(`${sel} input[data-key="text"], ${sel} input[type="text"]`, (i) => i.value);
+      const maps = await page.$$eval(`${sel} [data-head] figure.pe-hm`, (figs) => figs.map((f) => {
+        const box = (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; };
+        const shown = (row) => [...row.children].filter((c) => getComputedStyle(c).visibility !== 'hidden' && c.textContent);
+        const x = f.querySelector('.pe-hm-x'), y = f.querySelector('.pe-hm-ynames'), xl = f.querySelector('.pe-hm-xlabel');
+        return {
+          canvas: box(f.querySelector('canvas')),
+          xNames: [...x.children].map((c) => c.textContent), yNames: [...y.children].map((c) => c.textContent),
+          xBoxes: shown(x).map(box), yBoxes: shown(y).map(box), xFont: parseFloat(getComputedStyle(x).fontSize),
+          xRow: box(x), xLabel: box(xl),
+        };
+      }));
+      assert.ok(maps.length >= 4, `${maps.length} maps`);
+      const chars = [...input].map((c) => (c === ' ' ? '␣' : c));
+      for (const m of maps) {
+        assert.deepEqual(m.xNames, chars, 'key axis: the input characters');
+        assert.deepEqual(m.yNames, chars, 'query axis: the input characters');
+        assert.ok(!overlaps(m.xBoxes) && !overlaps(m.yBoxes), 'axis names do not overlap');
+        assert.ok(m.xLabel.y >= m.xRow.y + m.xRow.h - 0.5, 'the axis title sits below the names, not among them');
+        assert.ok(m.xFont >= 7, `names at ${m.xFont} px`);
+        assert.ok(m.canvas.w >= Math.min(330, width - 100), `map ${m.canvas.w.toFixed(0)} px wide at ${width} px`);
+      }
+      await page.locator(sel).screenshot({ path: join(SHOTS, `lab-${width}.png`) });
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
+  }
+});

@@ -63,12 +63,15 @@ const BASE = `
 .pe-widget .pe-hm-plot { align-items: center; }
 .pe-widget .pe-hm-canvas-box { flex: 1; min-width: 0; position: relative; }
 .pe-widget .pe-hm canvas { display: block; width: 100%; border: 1px solid #d6dbe0; background: #fff; cursor: crosshair; }
-.pe-widget .pe-hm-x { display: flex; justify-content: space-between; font-size: .72rem; color: #4f5963; margin-left: 1.1rem; }
-.pe-widget .pe-hm-ynames { display: flex; flex-direction: column; justify-content: space-around; font-size: .8rem; color: #1d232a; text-align: right; padding-right: .15rem; }
+.pe-widget .pe-hm-x { display: flex; justify-content: space-between; font-size: .72rem; color: #4f5963; line-height: 1.3; }
+.pe-widget .pe-hm-xlabel { font-size: .75rem; color: #4f5963; text-align: center; line-height: 1.3; }
+.pe-widget .pe-hm-xlabel[hidden] { display: none; }
+.pe-widget .pe-hm-ynames { display: grid; align-self: flex-start; font-size: .8rem; color: #1d232a; text-align: right; padding-right: .15rem;
+  line-height: 1; align-items: center; }
 .pe-widget .pe-hm-ynames[hidden] { display: none; }
-.pe-widget .pe-hm-xnames { justify-content: space-around; font-size: .8rem; color: #1d232a; }
-.pe-widget .pe-hm-named .pe-hm-xnames { margin-left: calc(1.1rem + 1.6rem); }
-.pe-widget .pe-hm-named .pe-hm-ynames { min-width: 1.6rem; }
+.pe-widget .pe-hm-xnames { display: grid; font-size: .8rem; color: #1d232a; text-align: center; }
+.pe-widget .pe-hm-xnames > span, .pe-widget .pe-hm-ynames > span { overflow: hidden; white-space: nowrap; }
+.pe-widget .pe-hm-named .pe-hm-ynames { min-width: 1.2em; }
 .pe-widget .pe-hm-foot { display: flex; flex-wrap: wrap; gap: .2rem 1rem; align-items: center; min-height: 1.3em; margin-top: .1rem; }
 .pe-widget .pe-hm-readout { font-size: .75rem; color: #1d232a; font-variant-numeric: tabular-nums; }
 .pe-widget .pe-hm figcaption { margin: 0 0 .2rem; }
