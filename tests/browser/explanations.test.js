@@ -206,3 +206,33 @@ test('defect 8: the lab\'s attention maps are labelled with the input characters
     }
   }
 });
+
+test('defect 9: the sinusoidal table\'s title matches its picture: positions along x, dimensions down', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, errors } = await open(`index.html?lang=${lang}`);
+    try {
+      const sel = '#sin';
+      await settle(page, sel);
+      const fig = await page.evaluate(() => {
+        const f = document.querySelector('#sin figure.pe-hm');
+        const h4 = f.closest('div').previousElementSibling;
+        return { title: h4.textContent, x: f.querySelector('.pe-hm-xlabel').textContent, y: f.querySelector('.pe-hm-ylabel').textContent, ticks: [...f.querySelectorAll('.pe-hm-x span')].map((s) => s.textContent) };
+      });
+      const length = await page.$eval(`${sel} input[data-key="length"]`, (i) => i.value);
+      assert.deepEqual(fig.ticks, ['0', String(Number(length) - 1)], 'x runs over the positions');
+      if (lang === 'en') {
+        assert.equal(fig.x, 'position');
+        assert.equal(fig.y, 'dimension');
+        assert.ok(!/one row per position/.test(fig.title), fig.title);
+        assert.match(fig.title, /positions run left to right/);
+      } else {
+        assert.ok(!/每个位置一行/.test(fig.title), fig.title);
+        assert.match(fig.title, /位置从左到右/);
+        assert.equal(fig.y, '维度');
+      }
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
+  }
+});
