@@ -236,3 +236,28 @@ test('defect 9: the sinusoidal table\'s title matches its picture: positions alo
     }
   }
 });
+
+test('defect 10: the long-term decay chart calls no curve an "upper bound" of a curve it does not bound', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, errors } = await open(`index.html?lang=${lang}`);
+    try {
+      const sel = '#rope-w';
+      await settle(page, sel);
+      const legend = await page.$$eval(`${sel} .pe-rr-decay .u-legend .u-series .u-label`, (ls) => ls.map((l) => l.textContent));
+      const text = await page.$eval(`${sel} .pe-rr-decay`, (e) => e.textContent);
+      // the two curves' values at the largest distance, as the widget prints them
+      const at = await page.$eval(`${sel} .pe-rr-decay p[aria-live]`, (p) => p.textContent);
+      const [term, score] = await page.$eval(`${sel} .pe-rr-decay p[aria-live]`, (p) => [Number(p.dataset.term), Number(p.dataset.score)]);
+      assert.ok(Number.isFinite(term) && Number.isFinite(score), at);
+      if (term < score) {
+        assert.ok(!legend.some((l) => /upper bound|上界 \(/.test(l)), `a curve below the other is not its "upper bound": ${legend}`);
+      }
+      assert.ok(!/bound \d|上界为/.test(at), at);
+      assert.ok(legend.length === 3, `${legend}`);
+      assert.ok(text.length > 0);
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
+  }
+});

@@ -86,14 +86,14 @@ registerStrings({
     'rr.chart.x': 'shift s',
     'rr.chart.y': 'score q̃·k̃',
     'rr.decay.title': 'Long-term decay',
-    'rr.decay.note': 'Su et al. (2021, §3.4.3) bound the score by the partial sums Sⱼ of e^(i(m−n)θᵢ): their average shrinks as m − n grows, so far-apart tokens can interact less. Both curves are relative to distance 0.',
+    'rr.decay.note': 'Su et al. (2021, §3.4.3) bound every score by max |hᵢ₊₁ − hᵢ| times Σⱼ |Sⱼ|, the partial sums Sⱼ of e^(i(m−n)θᵢ). The thick curve is that decay term: it shrinks as m − n grows, so far-apart tokens can interact less. The thin curve is a different quantity, the score itself for a query and key whose pairs are all equal; it is not bounded by the thick one. Both are relative to distance 0.',
     'rr.decay.dim': 'head dim',
     'rr.decay.max': 'largest distance',
-    'rr.decay.bound': 'upper bound (1/(d/2)) Σⱼ |Sⱼ|',
-    'rr.decay.sum': '|Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
+    'rr.decay.bound': 'decay term of the bound, (1/(d/2)) Σⱼ |Sⱼ|',
+    'rr.decay.sum': 'score with all pairs equal, |Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
     'rr.decay.x': 'relative distance m − n',
     'rr.decay.y': 'relative to distance 0',
-    'rr.decay.at': 'At m − n = {r}: bound {b} of its value at 0, |Σ| {s}.',
+    'rr.decay.at': 'At m − n = {r}: decay term {b} of its value at 0; score with all pairs equal {s}.',
     'rr.pairing.title': 'Half-split or interleaved pairs',
     'rr.pairing.note': 'Both pairings compute the same kind of rotation, but on different dimension pairs. Weights trained with one pairing and run with the other rotate the wrong numbers together: the pattern still depends only on m − n, but it is a different one.',
     'rr.pairing.diagram': 'Which dimensions turn together (one colour per pair, d = {d})',
@@ -157,14 +157,14 @@ registerStrings({
     'rr.chart.x': '平移量 s',
     'rr.chart.y': '分数 q̃·k̃',
     'rr.decay.title': '远程衰减',
-    'rr.decay.note': 'Su 等人（2021，§3.4.3）用 e^(i(m−n)θᵢ) 的部分和 Sⱼ 给分数定了上界：随着 m − n 增大，它们的平均值变小，相距越远的词元相互作用越弱。两条曲线都相对于距离 0 时的值。',
+    'rr.decay.note': 'Su 等人（2021，§3.4.3）证明每个分数都不超过 max |hᵢ₊₁ − hᵢ| 乘以 Σⱼ |Sⱼ|，其中 Sⱼ 是 e^(i(m−n)θᵢ) 的部分和。粗线就是这个衰减项：随着 m − n 增大它变小，相距越远的词元相互作用越弱。细线是另一个量：各对分量全都相同的查询与键的分数本身，它并不受粗线约束。两条曲线都相对于距离 0 时的值。',
     'rr.decay.dim': '头维度',
     'rr.decay.max': '最大距离',
-    'rr.decay.bound': '上界 (1/(d/2)) Σⱼ |Sⱼ|',
-    'rr.decay.sum': '|Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
+    'rr.decay.bound': '上界中的衰减项 (1/(d/2)) Σⱼ |Sⱼ|',
+    'rr.decay.sum': '各对分量相同时的分数 |Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
     'rr.decay.x': '相对距离 m − n',
     'rr.decay.y': '相对于距离 0',
-    'rr.decay.at': '在 m − n = {r} 处：上界为距离 0 时的 {b}，|Σ| 为 {s}。',
+    'rr.decay.at': '在 m − n = {r} 处：衰减项为距离 0 时的 {b}；各对分量相同时的分数为 {s}。',
     'rr.pairing.title': '前后两半配对还是相邻交错配对',
     'rr.pairing.note': '两种配对做的是同一种旋转，只是作用在不同的维度对上。用一种配对训练的权重若用另一种配对运行，就会把错误的两个数放在一起旋转：注意力模式仍只取决于 m − n，但已经是另一种模式。',
     'rr.pairing.diagram': '哪些维度一起旋转（每对一种颜色，d = {d}）',
@@ -565,6 +565,7 @@ class PeRopeRotation extends PeElement {
       });
       const last = dist.length - 1;
       this.decayText.textContent = this.t('rr.decay.at', { r: dist[last], b: fmt(bound[last], 3), s: fmt(sum[last], 3) });
+      Object.assign(this.decayText.dataset, { term: String(bound[last]), score: String(sum[last]) });
     } finally {
       rope.free();
     }
