@@ -261,3 +261,48 @@ test('defect 10: the long-term decay chart calls no curve an "upper bound" of a 
     }
   }
 });
+
+test('defect 11: on a phone, key formulas and the precision table fit, what still scrolls sideways shows it, the pairing diagram is readable', async () => {
+  const { page, errors } = await open('index.html', { width: 390, height: 844, scale: 2 });
+  try {
+    for (const sel of ['#sin', '#learned-w', '#rope-w', '#scaling-w', '#attn-w', '#extra-w', '#prec', '#pitfalls-w']) await settle(page, sel, { timeout: 60_000 });
+    await page.evaluate(() => document.fonts.ready);
+    await page.waitForTimeout(300);
+    const boxes = await page.evaluate(() => [...document.querySelectorAll('.pe-widget *')].filter((e) => {
+      const cs = getComputedStyle(e);
+      return /auto|scroll/.test(cs.overflowX) && e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0;
+    }).map((e) => ({ where: `${e.closest('.pe-widget').id} ${e.className}`, text: e.textContent.slice(0, 40), math: e.classList.contains('pe-math'), overflow: e.dataset.overflow ?? null, mask: getComputedStyle(e).maskImage })));
+    for (const b of boxes) {
+      assert.equal(b.overflow, 'right', `${b.where} (${b.text}) scrolls sideways with a cue`);
+      assert.match(b.mask, /gradient/, `${b.where}: the right edge fades`);
+    }
+    // the formulas the issue names fit without scrolling: the M_k rotation (sinusoidal), the cos + sin score (pitfalls)
+    const math = boxes.filter((b) => b.math).map((b) => b.where + ' ' + b.text);
+    assert.ok(!math.some((m) => /^sin |^pitfalls-w /.test(m)), `formulas that still scroll: ${math}`);
+    // the precision table, posenc column included, is on screen
+    const prec = await page.$eval('#prec table.pe-table', (t) => {
+      const box = t.closest('.pe-scroll') ?? t.parentElement;
+      const last = [...t.rows[0].cells].at(-1);
+      return { last: last.textContent, right: last.getBoundingClientRect().right, boxRight: box.getBoundingClientRect().right };
+    });
+    assert.match(prec.last, /posenc/);
+    assert.ok(prec.right <= prec.boxRight + 1, `posenc column visible (${prec.right} ≤ ${prec.boxRight})`);
+    // a scrolled-to-the-end box says so
+    const flipped = await page.evaluate(async () => {
+      const e = document.querySelector('[data-overflow="right"]');
+      if (!e) return 'none';
+      e.scrollLeft = e.scrollWidth;
+      await new Promise((ok) => setTimeout(ok, 100));
+      return e.dataset.overflow;
+    });
+    assert.ok(flipped === 'left' || flipped === 'none', flipped);
+    // the pairing diagram's numbers: at least 11 px on screen
+    const sizes = await page.$$eval('#rope-w .pe-rr-pairing figure svg text', (ts) => ts.map((t) => parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a));
+    assert.ok(sizes.length > 0 && Math.min(...sizes) >= 11, `pairing diagram text ${Math.min(...sizes).toFixed(1)} px`);
+    await page.locator('#rope-w .pe-rr-pairing figure').first().screenshot({ path: join(SHOTS, 'pairing-phone.png') });
+    await page.locator('#pitfalls-w').screenshot({ path: join(SHOTS, 'pitfalls-phone.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});

@@ -75,6 +75,7 @@ import { urlStateEnabled, stateKey, readState, writeState } from './lib/state.js
 import { ensureStyles } from './lib/style.js';
 import { h } from './lib/dom.js';
 import { reservedHeight, NARROW_QUERY } from './lib/heights.js';
+import { fitOverflow } from './lib/overflow.js';
 
 export { h };
 
@@ -240,6 +241,7 @@ export class PeElement extends HTMLElement {
   #generation = 0;
   #errorMsg = null;
   #reserved = false;
+  #fontsSeen = false;
 
   constructor() {
     super();
@@ -492,6 +494,11 @@ export class PeElement extends HTMLElement {
 
   markDrawn() {
     this.#unreserve();
+    fitOverflow(this.body);
+    if (!this.#fontsSeen && document.fonts?.status !== 'loaded') {
+      this.#fontsSeen = true;
+      document.fonts?.ready.then(() => fitOverflow(this.body)); // KaTeX's fonts change every formula's width
+    }
     this.dataset.draws = String(Number(this.dataset.draws ?? 0) + 1);
     this.dataset.state = 'ready';
   }

@@ -573,7 +573,8 @@ class PeRopeRotation extends PeElement {
 
   drawPairing() {
     const s = this.state;
-    const d = Math.min(this.headDim, 16);
+    // on a phone 8 dimensions (the pattern is the same), so the numbers in the boxes stay readable (≥ 12 px)
+    const d = Math.min(this.headDim, (this.pairDiagram.clientWidth || 560) < 480 ? 8 : 16);
     // diagram: two rows of d boxes, each pair one colour, arcs joining the pair
     const W = 1 + d, cell = 1;
     const rowsSvg = [];

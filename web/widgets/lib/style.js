@@ -81,6 +81,13 @@ const BASE = `
 .pe-widget table.pe-table th, .pe-widget table.pe-table td { border: 1px solid #dde2e6; padding: .15rem .45rem; text-align: right; overflow-wrap: normal; }
 .pe-widget table.pe-table th { background: #f3f5f7; font-weight: 600; }
 .pe-widget .pe-scroll { overflow-x: auto; max-width: 100%; }
+/* more to scroll to: the side where it is fades out (lib/overflow.js sets data-overflow) */
+.pe-widget [data-overflow="right"] { -webkit-mask-image: linear-gradient(to right, #000 calc(100% - 2.5rem), transparent);
+  mask-image: linear-gradient(to right, #000 calc(100% - 2.5rem), transparent); }
+.pe-widget [data-overflow="left"] { -webkit-mask-image: linear-gradient(to left, #000 calc(100% - 2.5rem), transparent);
+  mask-image: linear-gradient(to left, #000 calc(100% - 2.5rem), transparent); }
+.pe-widget [data-overflow="both"] { -webkit-mask-image: linear-gradient(to right, transparent, #000 2.5rem, #000 calc(100% - 2.5rem), transparent);
+  mask-image: linear-gradient(to right, transparent, #000 2.5rem, #000 calc(100% - 2.5rem), transparent); }
 .pe-widget .pe-big { font-size: 1.25rem; font-weight: 600; font-variant-numeric: tabular-nums; }
 .pe-widget .pe-good { color: #17703a; }
 .pe-widget .pe-bad { color: #a1261b; }
@@ -102,5 +109,7 @@ const BASE = `
   .pe-widget .pe-control input[type=range] { width: 100%; }
   .pe-widget .pe-control { min-width: 0; flex: 1 1 100%; }
   .pe-widget .pe-row > * { flex-basis: 100%; }
+  .pe-widget table.pe-table { font-size: .74rem; }
+  .pe-widget table.pe-table th, .pe-widget table.pe-table td { padding: .12rem .3rem; }
 }
 `;
