@@ -306,3 +306,69 @@ test('defect 11: on a phone, key formulas and the precision table fit, what stil
     await page.close();
   }
 });
+
+test('defect 12: ALiBi tiles, head numbers, clock direction, the learned lookup at −1, the precision text, "1 head", the language switch', async () => {
+  const { page, errors } = await open('index.html');
+  try {
+    // ALiBi: 8 bias tiles in two even rows of 4 at 1280 px, heads numbered from 0 as in the heatmap
+    await settle(page, '#alibi-w');
+    const tiles = await page.$$eval('#alibi-w .pe-alibi-tiles canvas', (cs) => cs.map((c) => c.getBoundingClientRect()).map((r) => ({ x: r.x, y: r.y, w: r.width })));
+    assert.equal(tiles.length, 8);
+    const rows = [...new Set(tiles.map((t) => Math.round(t.y)))];
+    assert.equal(rows.length, 2, `tile rows at ${rows}`);
+    assert.deepEqual(tiles.map((t) => Math.round(t.y)), [rows[0], rows[0], rows[0], rows[0], rows[1], rows[1], rows[1], rows[1]]);
+    const caps = await page.$$eval('#alibi-w .pe-alibi-tiles figcaption', (fs) => fs.map((f) => f.textContent));
+    assert.match(caps[0], /^head 0 /);
+    assert.equal(await page.$eval('#alibi-w table.pe-table tbody td', (td) => td.textContent), '0');
+    const shownHead = await page.$eval('#alibi-w input[data-key="head"]', (i) => i.closest('label').querySelector('output').textContent);
+    assert.equal(shownHead, '0');
+    await page.fill('#alibi-w input[data-key="heads"]', '1');
+    await page.press('#alibi-w input[data-key="heads"]', 'Enter');
+    await page.waitForFunction(() => /1 head\b/.test(document.querySelector('#alibi-w h4')?.textContent ?? ''));
+    assert.equal(await page.$eval('#alibi-w h4', (e) => e.textContent), 'The slope for 1 head');
+
+    // sinusoidal clock: pair 0 turns by ω₀ = 1 rad per position, counter-clockwise like the RoPE planes
+    await settle(page, '#sin');
+    const clock = await page.evaluate(() => {
+      const l = document.querySelector('#sin .pe-clock svg line[stroke="#c0392b"]');
+      return { angle: Math.atan2(-Number(l.getAttribute('y2')), Number(l.getAttribute('x2'))) };
+    });
+    const pos = await page.$eval('#sin input[data-key="position"]', (i) => Number(i.value));
+    assert.ok(Math.abs(wrap(clock.angle - pos)) < 1e-3, `hand at ${clock.angle} rad for position ${pos}`);
+
+    // learned lookup: −1 reaches the library and is refused in words, not shown as row 0
+    await settle(page, '#learned-w');
+    await page.fill('#learned-w input[data-key="probe"]', '-1');
+    await page.press('#learned-w input[data-key="probe"]', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#learned-w').dataset.probe === 'refused');
+    assert.equal(await page.$eval('#learned-w input[data-key="probe"]', (i) => i.value), '-1');
+    assert.match(await page.$eval('#learned-w', (e) => [...e.querySelectorAll('div[aria-live] p')].map((p) => p.textContent).join(' ')), /refused: RangeError/);
+
+    // precision: the text quotes the table's float32 error at its last position
+    await settle(page, '#prec');
+    const prec = await page.evaluate(() => {
+      const rows = [...document.querySelectorAll('#prec table.pe-table tbody tr')];
+      const last = rows.at(-1);
+      const notes = [...document.querySelectorAll('#prec .pe-note')].map((p) => p.textContent);
+      return { pos: last.cells[0].textContent, f32: last.cells[1].textContent, note: notes.find((n) => n.includes('24-bit')) };
+    });
+    assert.ok(prec.note.includes(`at p = ${prec.pos} the table shows ${prec.f32} rad`), prec.note);
+    assert.ok(!/about 0\.03 rad/.test(prec.note));
+
+    // the language switch re-renders the widgets near the screen at once and the rest in later tasks
+    const ids = await page.$$eval('main [id]', (els) => els.filter((e) => e.localName.startsWith('pe-')).map((e) => `#${e.id}`));
+    for (const sel of ids) await settle(page, sel, { timeout: 60_000 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const firstTask = await page.evaluate(async () => {
+      window.posencWidgets.setLang('zh');
+      await Promise.resolve();
+      const all = [...document.querySelectorAll('.pe-widget[data-draws]')];
+      return { zh: all.filter((e) => e.dataset.lang === 'zh').length, all: all.length };
+    });
+    assert.ok(firstTask.zh >= 1 && firstTask.zh <= 4, `${firstTask.zh} of ${firstTask.all} widgets re-rendered in the switch's own task`);
+    await page.waitForFunction(() => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === 'zh'), null, { timeout: 30_000 });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});

@@ -102,6 +102,12 @@ export async function settle(page, selector, { timeout = 30_000 } = {}) {
   }, selector);
 }
 
+/** Waits until every widget that has drawn has drawn again in `lang` (a language switch re-renders them in turn). */
+export function languageDrawn(page, lang, { timeout = 30_000 } = {}) {
+  return page.waitForFunction((l) => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === l || e.hasAttribute('lang')),
+    lang, { timeout });
+}
+
 /**
  * What a widget shows, reduced to numbers: per canvas the count of distinct colours and a hash of its pixels,
  * per inline SVG a hash of its markup, and a hash of the element's text. `signature` combines them all, so a

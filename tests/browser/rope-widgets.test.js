@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts } from './lib.js';
+import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts, languageDrawn } from './lib.js';
 
 const SUB = '/some/sub/path/';
 const shots = join(repoRoot, 'test-results');
@@ -365,7 +365,7 @@ test('the language toggle switches every string of the five elements', async () 
     const en = {};
     for (const sel of sels) en[sel] = await visibleTexts(page, sel);
     await page.click('pe-lang-toggle button');
-    await page.waitForTimeout(300);
+    await languageDrawn(page, 'zh');
     for (const sel of sels) await settle(page, sel);
     await page.waitForFunction(() => document.querySelectorAll('#rr [data-accuracy]').length === 2, null, { timeout: 30_000 });
     // Names, symbols and identifiers that stay as they are in Chinese text.
@@ -379,7 +379,7 @@ test('the language toggle switches every string of the five elements', async () 
     await shot(page, '#sc', 'scaling-zh');
     await shot(page, '#rr', 'rope-rotation-zh');
     await page.click('pe-lang-toggle button');
-    await page.waitForTimeout(300);
+    await languageDrawn(page, 'en');
     for (const sel of sels) await settle(page, sel);
     const back = await visibleTexts(page, '#pf');
     assert.ok(!back.some((t) => /[\u4e00-\u9fff]/.test(t)), 'back to English');

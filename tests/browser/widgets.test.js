@@ -11,7 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts, isEnglish } from './lib.js';
+import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts, isEnglish, languageDrawn } from './lib.js';
 
 const PREFIX = '/some/sub/path/';
 const SHOTS = join(repoRoot, 'test-results/widgets');
@@ -207,7 +207,7 @@ test('playground: the language toggle switches every visible string', async () =
     assert.ok(en.includes('Why position') && en.some((s) => s.startsWith('The clock picture')), 'English page');
     await page.click('pe-lang-toggle button');
     await page.waitForFunction(() => document.documentElement.lang.startsWith('zh'));
-    await page.waitForTimeout(300);
+    await languageDrawn(page, 'zh');
     const zh = await visibleTexts(page);
     assert.ok(zh.includes('为什么需要位置'), 'Chinese headings');
     // English strings: texts with an English word (isEnglish: names, identifiers and units do not count)
@@ -234,6 +234,7 @@ test('playground: the language toggle switches every visible string', async () =
     // and back
     await page.click('pe-lang-toggle button');
     await page.waitForFunction(() => document.documentElement.lang === 'en');
+    await languageDrawn(page, 'en');
     const back = await visibleTexts(page);
     assert.ok(back.includes('Why position'));
     assert.deepEqual(errors, []);

@@ -220,6 +220,30 @@ export function parseAttr(value, spec) {
 
 const COMMON_ATTRS = ['lang', 'models-base', 'simd'];
 
+// A language switch re-renders every widget of the page. The ones on screen (and a screen either side) go at
+// once, the rest one per task after them, so the switch never holds the page in one long task. Each rendered
+// widget carries data-lang="<its language>" (tests wait for it).
+const relabelQueue = [];
+let relabelScheduled = false;
+function relabel(el, render) {
+  const r = el.getBoundingClientRect();
+  const vh = window.innerHeight || 800;
+  if (r.bottom > -vh && r.top < 2 * vh) {
+    render();
+    return;
+  }
+  relabelQueue.push(render);
+  if (relabelScheduled) return;
+  relabelScheduled = true;
+  const next = () => {
+    const job = relabelQueue.shift();
+    if (job) job();
+    if (relabelQueue.length) setTimeout(next, 0);
+    else relabelScheduled = false;
+  };
+  setTimeout(next, 0);
+}
+
 // ── the base class ────────────────────────────────────────────────────────────────────────────────────────
 
 export class PeElement extends HTMLElement {
@@ -306,7 +330,7 @@ export class PeElement extends HTMLElement {
     if (!this.#started) this.#reserve();
     this.#offLang ??= onLangChange(() => {
       if (this.hasAttribute('lang')) return;
-      if (this.#started) this.#queueRender();
+      if (this.#started) relabel(this, () => this.#queueRender());
       else if (this.body?.querySelector('.pe-loading')) this.#status(this.t('pe.loading'), 'pe-loading');
       const box = this.querySelector(':scope > .pe-error');
       if (box && this.#errorMsg !== null) box.textContent = this.t('pe.error', { msg: this.#errorMsg });
@@ -418,6 +442,7 @@ export class PeElement extends HTMLElement {
   }
 
   #renderNow() {
+    this.dataset.lang = this.lang;
     const focusKey = this.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
     this.body.replaceChildren();
     this.removeAttribute('data-error');

@@ -78,7 +78,7 @@ const TABLE = 'model.embed_positions.weight';
 class PeLearned extends PeElement {
   static attrs = {
     model: { type: 'string', default: 'copy-learned' },
-    probe: { type: 'int', default: -1, min: -1, max: 1 << 20 },
+    probe: { type: 'int', default: null, max: 1 << 20 }, // null: the first position past the table
   };
 
   static setupOn = ['model'];
@@ -112,7 +112,8 @@ class PeLearned extends PeElement {
       h('h4', {}, this.t('learned.past')),
       texNode(`x_p \\mathrel{+}= W_{\\mathrm{pos}}[p],\\qquad W_{\\mathrm{pos}} \\in \\mathbb{R}^{${n} \\times ${this.dModel}},\\qquad p \\in \\{0, \\dots, ${n - 1}\\}`, { display: true }),
       h('p', {}, this.t('learned.pastText')),
-      controls(number(this, { key: 'probe', label: 'learned.probe', min: 0, max: 100000, integer: true, value: this.probePos })),
+      // no lower bound here: a negative position goes to the library, which refuses it as it refuses one past the table
+      controls(number(this, { key: 'probe', label: 'learned.probe', max: 100000, integer: true, value: this.probePos })),
       this.probeBox = h('div', { 'aria-live': 'polite' }),
       h('h4', {}, this.t('learned.loss')),
       this.lossBox = h('div', { class: 'pe-scroll' }),
@@ -121,7 +122,7 @@ class PeLearned extends PeElement {
   }
 
   get probePos() {
-    return this.state.probe >= 0 ? this.state.probe : this.maxLen;
+    return this.state.probe ?? this.maxLen;
   }
 
   draw() {

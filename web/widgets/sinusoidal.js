@@ -176,7 +176,8 @@ class PeSinusoidal extends PeElement {
       const svg = h(`${NS}svg`, { viewBox: '-50 -50 100 100', width: 92, height: 92, role: 'img', 'aria-label': `${this.t('sin.pair', { i })}: sin ${fmt(sn, 3)}, cos ${fmt(cs, 3)}` },
         h(`${NS}circle`, { cx: 0, cy: 0, r: 44, fill: '#f3f6fa', stroke: '#9aa5b1', 'stroke-width': 1.5 }),
         ...[0, 1, 2, 3].map((q) => h(`${NS}line`, { x1: 0, y1: -44, x2: 0, y2: -38, stroke: '#9aa5b1', transform: `rotate(${q * 90})` })),
-        h(`${NS}line`, { x1: 0, y1: 0, x2: 40 * sn, y2: -40 * cs, stroke: '#c0392b', 'stroke-width': 3.5, 'stroke-linecap': 'round' }),
+        // the hand at angle p·ω_i from 3 o'clock, counter-clockwise: (cos, sin) with y up, as RoPE's planes turn
+        h(`${NS}line`, { x1: 0, y1: 0, x2: 40 * cs, y2: -40 * sn, stroke: '#c0392b', 'stroke-width': 3.5, 'stroke-linecap': 'round' }),
         h(`${NS}circle`, { cx: 0, cy: 0, r: 3.5, fill: '#1d232a' }));
       return h('figure', { class: 'pe-clock' }, svg,
         h('figcaption', {}, this.t('sin.pair', { i }), h('br'), `ω = ${fmt(this.state.base ** ((-2 * i) / d), 3)}`, h('br'),

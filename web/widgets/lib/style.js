@@ -54,6 +54,9 @@ const BASE = `
 .pe-widget .pe-row { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
 .pe-widget .pe-row > * { flex: 1 1 260px; min-width: 0; }
 .pe-widget .pe-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: .6rem; }
+/* the ALiBi bias tiles: 4 a row (2 on a phone), so 8 heads make two even rows, captions on one line */
+.pe-widget .pe-alibi-tiles { grid-template-columns: repeat(4, minmax(0, 1fr)); }
+.pe-widget .pe-alibi-tiles figcaption { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .pe-widget figure { margin: 0; min-width: 0; }
 .pe-widget figcaption { font-size: .82rem; color: #4f5963; margin-top: .2rem; }
 .pe-widget .pe-hm { position: relative; }
@@ -110,6 +113,7 @@ const BASE = `
   .pe-widget .pe-control { min-width: 0; flex: 1 1 100%; }
   .pe-widget .pe-row > * { flex-basis: 100%; }
   .pe-widget table.pe-table { font-size: .74rem; }
+  .pe-widget .pe-alibi-tiles { grid-template-columns: repeat(2, minmax(0, 1fr)); }
   .pe-widget table.pe-table th, .pe-widget table.pe-table td { padding: .12rem .3rem; }
 }
 `;
