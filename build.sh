@@ -2,7 +2,7 @@
 # Builds posenc.
 #   bash build.sh          everything: both wasm modules + web/src/wasm-inline.js, and the native C tests
 #   bash build.sh wasm     dist/posenc.simd.wasm, dist/posenc.wasm, web/src/wasm-inline.js (emcc)
-#   bash build.sh native   build/native/test_* (gcc, ASan + UBSan); run them with scripts/run-c-tests.sh
+#   bash build.sh native   build/native/{scalar,simd,twins}/test_* (gcc, ASan + UBSan); run: scripts/run-c-tests.sh
 #   bash build.sh clean    removes dist/, build/ and web/src/wasm-inline.js
 # Idempotent: a step whose inputs (sources, headers, flags, compiler) are unchanged is skipped.
 set -euo pipefail
@@ -80,52 +80,111 @@ build_wasm() {
 }
 
 # ---------------------------------------------------------------------------------------------------
-# Native: each tests/c/test_*.c linked against every c/src/*.c, under AddressSanitizer + UBSan
+# Native: every c/src/*.c compiled twice, as the scalar build and as the SIMD build (simd.h's native mapping,
+# -DPE_NATIVE_SIMD=1), and each tests/c/test_*.c linked against both, under AddressSanitizer + UBSan:
+#   build/native/scalar/test_*   build/native/simd/test_*
+# tests/c/test_simd_twins*.c are linked once against both builds together (the SIMD one's symbols renamed
+# simd_*, see native_twin_objects) so one binary can compare the two bit for bit: build/native/twins/test_*.
 # ---------------------------------------------------------------------------------------------------
+NATIVE_VARIANTS=(scalar simd)
+native_variant_flags() { # the flags that make a variant what it is
+  case "$1" in
+    scalar) echo "-fno-tree-vectorize" ;; # the scalar loops only, not auto-vectorised either
+    simd) if [[ "$(uname -m)" == x86_64 ]]; then echo "-DPE_NATIVE_SIMD=1 -msse4.1"
+          else echo "-DPE_NATIVE_SIMD=1"; fi ;; # simd.h's portable-C mapping where it has no intrinsics
+  esac
+}
+
+# native_objects VARIANT -> NATIVE_OBJS: the library objects of one variant, rebuilt when the source, any
+# header or the flags change. Sets native_built=1 when anything was rebuilt.
+native_objects() {
+  local variant="$1" dir="build/native/obj/$1" src obj fp
+  local vflags; read -r -a vflags <<< "$(native_variant_flags "$variant")"
+  mkdir -p "$dir"
+  NATIVE_OBJS=()
+  for src in "${SOURCES[@]}"; do
+    obj="$dir/$(basename "${src%.c}").o"
+    fp="$(EXTRA_FP+=("$hdr_fp" "${vflags[*]}"); fingerprint "$src")"
+    if [[ ! -f "$obj" || "$(cat "$obj.stamp" 2>/dev/null)" != "$fp" ]]; then
+      gcc "${cflags[@]}" "${vflags[@]}" -c "$src" -o "$obj"
+      echo "$fp" > "$obj.stamp"
+      native_built=1
+    fi
+    NATIVE_OBJS+=("$obj")
+  done
+  for obj in "$dir"/*.o; do # drop objects whose source is gone
+    [[ -f "c/src/$(basename "${obj%.o}").c" ]] || { rm -f "$obj" "$obj.stamp"; native_built=1; }
+  done
+}
+
+# native_twin_objects -> NATIVE_TWIN_OBJS: the SIMD objects with every global symbol they define renamed
+# simd_<name> (pe_rope_apply -> simd_pe_rope_apply), references included, so they link beside the scalar ones.
+native_twin_objects() {
+  local dir=build/native/obj/simd-renamed obj syms
+  mkdir -p "$dir"
+  syms="$dir/renames.txt"
+  nm --defined-only -g "${NATIVE_SIMD_OBJS[@]}" | awk 'NF == 3 { print $3 " simd_" $3 }' | sort -u > "$syms.new"
+  NATIVE_TWIN_OBJS=()
+  for obj in "${NATIVE_SIMD_OBJS[@]}"; do
+    local out="$dir/$(basename "$obj")"
+    if [[ ! -f "$out" || "$out" -ot "$obj" ]] || ! cmp -s "$syms" "$syms.new"; then
+      objcopy --redefine-syms="$syms.new" "$obj" "$out"
+      native_built=1
+    fi
+    NATIVE_TWIN_OBJS+=("$out")
+  done
+  mv "$syms.new" "$syms"
+}
+
+# native_link OUT SOURCE "EXTRA FLAGS" OBJS...: one test binary, relinked when the test, the headers, the
+# flags or the objects change.
+native_link() {
+  local bin="$1" t="$2" xflags; read -r -a xflags <<< "$3"; shift 3
+  local fp; fp="$(EXTRA_FP+=("$hdr_fp" "${xflags[*]}"); fingerprint "$t" "$@")"
+  if [[ ! -x "$bin" || "$(cat "$bin.stamp" 2>/dev/null)" != "$fp" ]]; then
+    gcc "${cflags[@]}" "${xflags[@]}" "$t" "$@" -lm -o "$bin"
+    echo "$fp" > "$bin.stamp"
+    native_built=1
+  fi
+}
+
 build_native() {
   bash scripts/ensure-tools.sh gcc
   local tests=(tests/c/test_*.c)
   local cflags=(-std=c11 -O1 -g -Wall -Wextra -Werror -ffp-contract=off
     -fsanitize=address,undefined -fno-sanitize-recover=all -Ic/include)
-  mkdir -p build/native/obj
-
   EXTRA_FP=("$(gcc --version | head -1)" "${cflags[*]}")
-  # Objects for the library sources: rebuilt when the source, any header or the flags change.
-  local objs=() src obj fp
   local hdr_fp; hdr_fp="$(fingerprint "${HEADERS[@]}")"
-  local built=0
-  for src in "${SOURCES[@]}"; do
-    obj="build/native/obj/$(basename "${src%.c}").o"
-    fp="$(EXTRA_FP+=("$hdr_fp"); fingerprint "$src")"
-    if [[ ! -f "$obj" || "$(cat "$obj.stamp" 2>/dev/null)" != "$fp" ]]; then
-      gcc "${cflags[@]}" -c "$src" -o "$obj"
-      echo "$fp" > "$obj.stamp"
-      built=1
-    fi
-    objs+=("$obj")
-  done
-  # Drop objects whose source is gone.
-  for obj in build/native/obj/*.o; do
-    [[ -f "c/src/$(basename "${obj%.o}").c" ]] || { rm -f "$obj" "$obj.stamp"; built=1; }
-  done
+  local native_built=0 n=0 variant t bin
+  local NATIVE_OBJS NATIVE_SCALAR_OBJS NATIVE_SIMD_OBJS NATIVE_TWIN_OBJS
 
-  local t bin n=0
-  for t in "${tests[@]}"; do
-    bin="build/native/$(basename "${t%.c}")"
-    fp="$(EXTRA_FP+=("$hdr_fp"); fingerprint "$t" "${objs[@]}")"
-    if [[ ! -x "$bin" || "$(cat "$bin.stamp" 2>/dev/null)" != "$fp" ]]; then
-      gcc "${cflags[@]}" "$t" "${objs[@]}" -lm -o "$bin"
-      echo "$fp" > "$bin.stamp"
-      built=1
-    fi
+  for variant in "${NATIVE_VARIANTS[@]}"; do
+    native_objects "$variant"
+    [[ "$variant" == scalar ]] && NATIVE_SCALAR_OBJS=("${NATIVE_OBJS[@]}") || NATIVE_SIMD_OBJS=("${NATIVE_OBJS[@]}")
+    mkdir -p "build/native/$variant"
+    for t in "${tests[@]}"; do
+      [[ "$(basename "$t")" == test_simd_twins*.c ]] && continue
+      # the test itself sees the variant's macros too (test_simd_ops.c checks the mapping it was built with)
+      native_link "build/native/$variant/$(basename "${t%.c}")" "$t" "$(native_variant_flags "$variant")" \
+        "${NATIVE_OBJS[@]}"
+      n=$((n + 1))
+    done
+  done
+  native_twin_objects
+  mkdir -p build/native/twins
+  for t in tests/c/test_simd_twins*.c; do
+    native_link "build/native/twins/$(basename "${t%.c}")" "$t" "" "${NATIVE_SCALAR_OBJS[@]}" "${NATIVE_TWIN_OBJS[@]}"
     n=$((n + 1))
   done
-  # Drop test binaries whose source is gone, so the runner does not run stale ones.
-  for bin in build/native/test_*; do
+
+  # Drop test binaries whose source is gone (and the flat layout of earlier builds), so the runner does not
+  # run stale ones.
+  for bin in build/native/test_* build/native/*/test_*; do
     [[ "$bin" == *.stamp ]] && continue
-    [[ -f "tests/c/$(basename "$bin").c" ]] || { rm -f "$bin" "$bin.stamp"; }
+    [[ -f "tests/c/$(basename "$bin").c" && "$bin" == build/native/*/* ]] || rm -f "$bin" "$bin.stamp"
   done
-  if (( built )); then echo "build: native ${#SOURCES[@]} sources, $n test binaries in build/native/"
+  rm -rf build/native/obj/*.o build/native/obj/*.o.stamp
+  if (( native_built )); then echo "build: native ${#SOURCES[@]} sources x ${#NATIVE_VARIANTS[@]} variants, $n test binaries in build/native/"
   else echo "build: native up to date ($n test binaries)"; fi
 }
 

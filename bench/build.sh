@@ -2,7 +2,7 @@
 # Builds the benchmark's own binaries (not posenc's; that is ../build.sh):
 #   bench/build/limit.wasm     bench/wasm/limit.c: in-place SIMD pass, memcpy, fill (emcc, posenc's SIMD flags)
 #   bench/build/unfused.wasm   bench/wasm/unfused.c + c/src/*.c: the unfused attention pipeline (same flags)
-#   bench/build/bench_native   bench/native/bench_native.c + c/src/*.c: gcc -O3 -march=native
+#   bench/build/bench_native   bench/native/bench_native.c + c/src/*.c: gcc -O3 -march=native -DPE_NATIVE_SIMD=1
 # Idempotent: each output is rebuilt only when its sources, posenc's headers or the flags change.
 # A failed step is reported and skipped (run.mjs leaves that contender out); the exit status is 0 unless
 # nothing could be built.
@@ -51,9 +51,10 @@ fi
 
 if command -v gcc >/dev/null 2>&1; then
   # The same C as the wasm builds, natively: -O3 -march=native, ISO C11 (so no FMA contraction, as
-  # -ffp-contract=off in the wasm builds), no -ffast-math.
-  FLAGS="$(gcc --version | head -1) $(gcc -march=native -Q --help=target 2>/dev/null | grep -E '^\s+-march=' | tr -s ' ') -std=c11 -O3 -march=native -ffp-contract=off"
-  CMD='gcc -std=c11 -O3 -march=native -ffp-contract=off -Wall -Ic/include bench/native/bench_native.c "${POSENC_SOURCES[@]}" -lm -o bench/build/bench_native'
+  # -ffp-contract=off in the wasm builds), no -ffast-math; the SIMD loops through simd.h's native mapping
+  # (-DPE_NATIVE_SIMD=1: SSE4.1 on x86-64), so SIMD is compared with SIMD.
+  FLAGS="$(gcc --version | head -1) $(gcc -march=native -Q --help=target 2>/dev/null | grep -E '^\s+-march=' | tr -s ' ') -std=c11 -O3 -march=native -ffp-contract=off -DPE_NATIVE_SIMD=1"
+  CMD='gcc -std=c11 -O3 -march=native -ffp-contract=off -DPE_NATIVE_SIMD=1 -Wall -Ic/include -Ic/src bench/native/bench_native.c "${POSENC_SOURCES[@]}" -lm -o bench/build/bench_native'
   step bench/build/bench_native bench/native/bench_native.c "${POSENC_SOURCES[@]}"
 else
   echo "bench/build.sh: gcc not found; the native contender is left out" >&2

@@ -13,7 +13,7 @@
 import { init } from '../web/src/index.js';
 import { checkEnum, checkInt, checkOptions, typeError, rangeError } from '../web/src/errors.js';
 import { simdWasmBase64 } from '../web/src/wasm-inline.js';
-import { instantiateRaw, decodeBase64, rawRope, rawFloat32, rawInt32 } from './raw.mjs';
+import { instantiateRaw, decodeBase64, rawRope, rawFloat32, rawInt32, rawApplyConfig } from './raw.mjs';
 import { fillRandom } from '../web/widgets/lib/measure.js';
 
 const pe = await init({ simd: true });
@@ -31,6 +31,14 @@ const posP = rawInt32(raw, positions);
 const cosP = raw.malloc(64 * 4);
 const sinP = raw.malloc(64 * 4);
 const outP = raw.malloc(16);
+const acP = rawApplyConfig(raw, { batch: 1, seq: 1, heads: 32 });
+const acFor = new Map(); // lean apply: one pe_rope_apply_config per (shape, layout, rotation), made once
+function applyConfigFor(B, S, H, lay, rotation) {
+  const key = `${B},${S},${H},${lay},${rotation}`;
+  let p = acFor.get(key);
+  if (p === undefined) acFor.set(key, (p = rawApplyConfig(raw, { batch: B, seq: S, heads: H, layout: lay, rotation })));
+  return p;
+}
 ex.pe_rope_cos_sin(cosP, sinP, ropeP, posP, 1, -1n, 1.0);
 const LAYOUTS = ['bshd', 'bhsd'];
 const mem = ex.memory;
@@ -66,7 +74,7 @@ function leanApply(xPtr, xLength, o) {
   state.i32.set(p, posP >>> 2);
   let st = ex.pe_rope_cos_sin(cosP, sinP, state.ptr, posP, S, -1n, 1.0);
   if (st !== 0) throw rangeError('rope.apply', 'options.positions must be integers >= 0', p);
-  st = ex.pe_rope_apply(state.ptr, xPtr, cosP, sinP, B, S, H, lay, 0, inverse ? 1 : 0);
+  st = ex.pe_rope_apply(state.ptr, xPtr, cosP, sinP, applyConfigFor(B, S, H, lay, inverse ? 1 : 0));
   if (st !== 0) throw new Error(`rope.apply: status ${st}`);
 }
 
@@ -76,9 +84,9 @@ const cases = {
   'lean apply, same checks (sketch)': () => leanApply(qP, n, { shape, layout: 'bshd', positions }),
   'raw: pe_rope_cos_sin(1 position) + pe_rope_apply': () => {
     ex.pe_rope_cos_sin(cosP, sinP, ropeP, posP, 1, -1n, 1.0);
-    ex.pe_rope_apply(ropeP, qP, cosP, sinP, 1, 1, 32, 0, 0, 0);
+    ex.pe_rope_apply(ropeP, qP, cosP, sinP, acP);
   },
-  'raw: pe_rope_apply only': () => ex.pe_rope_apply(ropeP, qP, cosP, sinP, 1, 1, 32, 0, 0, 0),
+  'raw: pe_rope_apply only': () => ex.pe_rope_apply(ropeP, qP, cosP, sinP, acP),
   'raw: pe_rope_cos_sin(1 position) only': () => ex.pe_rope_cos_sin(cosP, sinP, ropeP, posP, 1, -1n, 1.0),
   'raw: pe_positions_max(1)': () => ex.pe_positions_max(outP, posP, 1),
   'step: checkEnum(layout) as in errors.js': () => {

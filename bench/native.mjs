@@ -1,4 +1,4 @@
-// native.mjs (Node only) — the native contender: bench/build/bench_native (posenc's C, gcc -O3 -march=native)
+// native.mjs (Node only) — the native contender: bench/build/bench_native (posenc's C, gcc -O3 -march=native, SIMD via simd.h)
 // as a separate, long-lived process. Each sample is one command line; the process times its own loop, so
 // process and pipe overhead are outside the measurement, and while it runs this process waits (and vice
 // versa), so the two never compete for a core.
@@ -30,6 +30,10 @@ export async function startNative(binary) {
     });
   const ready = await next();
   if (ready !== 'ready') throw new Error(`bench_native: unexpected greeting ${ready}`);
+  // the SIMD mapping the binary was built with (simd.h's PE_SIMD_ISA), e.g. "x86-64 SSE4.1"
+  const isaReply = next();
+  child.stdin.write('isa\n');
+  const isa = await isaReply;
 
   // One command at a time (samples are awaited in turn by compare()).
   let chain = Promise.resolve();
@@ -47,6 +51,7 @@ export async function startNative(binary) {
   };
 
   return {
+    isa,
     /** A sampler for one workload command (without the iteration count). */
     sampler: (cmd) => (iters) => ask(`${cmd} ${iters}`),
     /** Seconds per first touch of a fresh 4 KiB page on this machine. */

@@ -80,6 +80,25 @@ export function rawRope(raw, headDim, pairing = 'half') {
   return rope;
 }
 
+/**
+ * A pe_rope_apply_config in raw's memory ({ batch, seq, heads, layout, perBatchRows, rotation }; omitted fields
+ * 0), laid out as pe_abi_rope_apply_config_layout reports: returns its pointer. Made once, outside timed loops.
+ */
+export function rawApplyConfig(raw, { batch, seq, heads, layout = 0, perBatchRows = 0, rotation = 0 }) {
+  const ex = raw.exports;
+  const countPtr = raw.malloc(8);
+  const layoutPtr = ex.pe_abi_rope_apply_config_layout(countPtr) >>> 0;
+  const count = raw.i32(countPtr, 1)[0];
+  const offs = Array.from(raw.i32(layoutPtr, count));
+  raw.free(countPtr);
+  const size = offs[count - 1];
+  const cfg = raw.malloc(size);
+  new Uint8Array(raw.memory.buffer, cfg, size).fill(0);
+  const dv = new DataView(raw.memory.buffer);
+  [batch, seq, heads, layout, perBatchRows, rotation].forEach((v, i) => dv.setInt32(cfg + offs[i], v, true));
+  return cfg;
+}
+
 /** Copies a Float32Array into a fresh malloc'd block; returns the pointer. */
 export function rawFloat32(raw, src) {
   const p = raw.malloc(src.length * 4);

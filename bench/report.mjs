@@ -33,6 +33,7 @@ export function report(results) {
   out('## posenc benchmark');
   out();
   out(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node} (V8 ${m.v8}); ${m.emcc ?? 'emcc ?'}; ${m.gcc ?? 'gcc ?'}.`);
+  if (m.nativeIsa) out(`Native C contender: ${m.nativeIsa} via simd.h (gcc -O3 -march=native), SIMD against wasm SIMD128.`);
   if (m.loadAverage) {
     out(`Load average (1 min) at start / end: ${m.loadAverage.start[0].toFixed(2)} / ${m.loadAverage.end[0].toFixed(2)}.`);
   }

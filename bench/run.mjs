@@ -244,6 +244,7 @@ async function main() {
   if (!flag('no-native') && fs.existsSync(path.join(BENCH, 'build/bench_native'))) {
     const { startNative } = await import('./native.mjs');
     native = await startNative(path.join(BENCH, 'build/bench_native'));
+    log(`bench: native: ${native.isa} via simd.h (gcc -O3 -march=native)`);
   }
   const env = { pe, peScalar, raw, rawScalar, limit, unfused, native: native ? native.sampler : null };
   const pageFault = native ? await native.pageFault().catch(() => null) : null;
@@ -335,6 +336,7 @@ async function main() {
   results.problems = problems;
   results.machine.loadAverage = { start: load0, end: os.loadavg() };
   results.machine.pageFaultSeconds = pageFault;
+  if (native) results.machine.nativeIsa = native.isa;
   results.machine.mallocTuning = process.env.POSENC_BENCH_MALLOC === '1' ? MALLOC_ENV : null;
   results.seconds = (Date.now() - t0) / 1e3;
   const { report } = await import('./report.mjs');

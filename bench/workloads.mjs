@@ -25,7 +25,7 @@
 //   unfused    (attention) materialised bias / separate RoPE pass, materialised scores, separate softmax
 
 import { loop, fillRandom } from '../web/widgets/lib/measure.js';
-import { rawRope, rawFloat32, rawInt32 } from './raw.mjs';
+import { rawRope, rawFloat32, rawInt32, rawApplyConfig } from './raw.mjs';
 import * as plain from './plainjs.mjs';
 
 const SEQ_FROM_POSITIONS = -1n; // PE_SEQ_LEN_FROM_POSITIONS (an i64 argument: BigInt at the JS boundary)
@@ -119,12 +119,13 @@ export function ropeWorkload(env, { size, pairing, layout, include }) {
     const cosP = r.malloc(S * nf * 4);
     const sinP = r.malloc(S * nf * 4);
     const lay = LAYOUT[layout];
-    disposers.push(() => [ropePtr, qP, kP, posP, cosP, sinP].forEach((p) => r.free(p)));
+    const acP = rawApplyConfig(r, { batch: B, seq: S, heads: H, layout: lay });
+    disposers.push(() => [ropePtr, qP, kP, posP, cosP, sinP, acP].forEach((p) => r.free(p)));
     ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
     checks.raw = () => {
       const t = rawFloat32(r, q0);
       ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-      ex.pe_rope_apply(ropePtr, t, cosP, sinP, B, S, H, lay, 0, 0);
+      ex.pe_rope_apply(ropePtr, t, cosP, sinP, acP);
       const out = r.f32(t, n).slice();
       r.free(t);
       return out;
@@ -135,9 +136,9 @@ export function ropeWorkload(env, { size, pairing, layout, include }) {
         label: 'posenc SIMD, raw exports (cos_sin + apply per tensor)',
         sample: loop(() => {
           ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, B, S, H, lay, 0, 0);
+          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, acP);
           ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, B, S, H, lay, 0, 0);
+          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, acP);
         }),
       });
     }
@@ -146,8 +147,8 @@ export function ropeWorkload(env, { size, pairing, layout, include }) {
         id: 'raw-apply',
         label: 'posenc SIMD, raw pe_rope_apply only (table made once)',
         sample: loop(() => {
-          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, B, S, H, lay, 0, 0);
-          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, B, S, H, lay, 0, 0);
+          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, acP);
+          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, acP);
         }),
       });
     }
@@ -158,8 +159,8 @@ export function ropeWorkload(env, { size, pairing, layout, include }) {
         label: 'posenc SIMD, raw: one cos_sin for q and k, two applies',
         sample: loop(() => {
           ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, B, S, H, lay, 0, 0);
-          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, B, S, H, lay, 0, 0);
+          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, acP);
+          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, acP);
         }),
       });
     }
@@ -300,14 +301,15 @@ export function cosSinWorkload(env, { count, pos0 }) {
     const nx = 32 * D;
     const qP = rawFloat32(r, fillRandom(new Float32Array(nx), 21));
     const kP = rawFloat32(r, fillRandom(new Float32Array(nx), 22));
-    disposers.push(() => [qP, kP].forEach((p) => r.free(p)));
+    const acP = rawApplyConfig(r, { batch: 1, seq: 1, heads: 32 });
+    disposers.push(() => [qP, kP, acP].forEach((p) => r.free(p)));
     ex.pe_rope_cos_sin(simd.cosP, simd.sinP, simd.ropePtr, rawInt32(r, positions), 1, SEQ_FROM_POSITIONS, 1.0);
     contenders.push({
       id: 'decode-apply',
       label: 'decode rotation of q and k [1,1,32,128] (raw pe_rope_apply x2)',
       sample: loop(() => {
-        ex.pe_rope_apply(simd.ropePtr, qP, simd.cosP, simd.sinP, 1, 1, 32, 0, 0, 0);
-        ex.pe_rope_apply(simd.ropePtr, kP, simd.cosP, simd.sinP, 1, 1, 32, 0, 0, 0);
+        ex.pe_rope_apply(simd.ropePtr, qP, simd.cosP, simd.sinP, acP);
+        ex.pe_rope_apply(simd.ropePtr, kP, simd.cosP, simd.sinP, acP);
       }),
     });
   }

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Makes sure the given tools exist, installing their Debian packages with apt-get when they do not.
-#   bash scripts/ensure-tools.sh emcc gcc chromium
+#   bash scripts/ensure-tools.sh emcc gcc chromium clang
 # Needs root to install; otherwise prints exactly what to install and exits non-zero.
 set -euo pipefail
 
-declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium")
-declare -A BIN=([emcc]="emcc" [gcc]="gcc" [chromium]="/usr/bin/chromium")
+# clang: the fuzzers (scripts/fuzz.sh) need libFuzzer's runtime too, which Debian packages separately.
+declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium" [clang]="clang libclang-rt-dev")
+declare -A BIN=([emcc]="emcc" [gcc]="gcc" [chromium]="/usr/bin/chromium" [clang]="clang")
+
+present() {
+  command -v "${BIN[$1]}" >/dev/null 2>&1 || return 1
+  if [[ "$1" == clang ]]; then
+    [[ -f "$(clang --print-runtime-dir 2>/dev/null)/libclang_rt.fuzzer-$(uname -m).a" ]] || return 1
+  fi
+}
 
 missing=()
 for tool in "$@"; do
   [[ -n "${PKG[$tool]:-}" ]] || { echo "ensure-tools: unknown tool '$tool'" >&2; exit 2; }
-  command -v "${BIN[$tool]}" >/dev/null 2>&1 || missing+=(${PKG[$tool]})
+  present "$tool" || missing+=(${PKG[$tool]})
 done
 (( ${#missing[@]} == 0 )) && exit 0
 
@@ -26,5 +34,5 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null
 for tool in "$@"; do
-  command -v "${BIN[$tool]}" >/dev/null 2>&1 || { echo "ensure-tools: $tool still missing after installing ${PKG[$tool]}" >&2; exit 1; }
+  present "$tool" || { echo "ensure-tools: $tool still missing after installing ${PKG[$tool]}" >&2; exit 1; }
 done

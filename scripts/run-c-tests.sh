@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every native C test binary built by `build.sh native` (build/native/test_*), from the repo root so
-# tests find ../shared/golden. Each binary prints its own results and exits non-zero on failure.
-# Last line: "c: N passed, N failed" (N = binaries). Exits non-zero if any failed.
+# Runs every native C test binary built by `build.sh native`, from the repo root so tests find their golden
+# vectors: build/native/scalar/test_* (the scalar build), build/native/simd/test_* (the SIMD build through
+# simd.h's native mapping) and build/native/twins/test_* (both builds in one binary, compared bit for bit).
+# Each binary prints its own results and exits non-zero on failure.
+# Last line: "c: N passed, N failed" (N = binaries, each variant counted). Exits non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 shopt -s nullglob
@@ -10,9 +12,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_err
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 passed=0 failed=0 failed_names=()
-for bin in build/native/test_*; do
+for bin in build/native/{scalar,simd,twins}/test_*; do
   [[ -x "$bin" && "$bin" != *.stamp ]] || continue
-  name="$(basename "$bin")"
+  name="${bin#build/native/}"
   echo "--- $name"
   t0=$(date +%s.%N)
   if "$bin"; then rc=0; else rc=$?; fi

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test, phase by phase, after build.sh: node --test over tests/js, tests/browser, tests/pack, then
-# the native C tests. Every phase runs even when an earlier one fails; the summary gives counts and times.
-#   bash scripts/test.sh [js|browser|pack|c]...     (default: all phases)
+# the native C tests, then a few seconds of each C fuzzer (scripts/fuzz.sh --smoke). Every phase runs even when
+# an earlier one fails; the summary gives counts and times.
+#   bash scripts/test.sh [js|browser|pack|c|fuzz]...     (default: all phases)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-(( $# )) || set -- js browser pack c
+(( $# )) || set -- js browser pack c fuzz
 mkdir -p test-results
 summary=() status=0 total_pass=0 total_fail=0
 
@@ -16,6 +17,9 @@ for phase in "$@"; do
   if [[ "$phase" == c ]]; then
     bash scripts/run-c-tests.sh 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
     counts="$(tail -n 1 "$log" | sed 's/^c: //')"
+  elif [[ "$phase" == fuzz ]]; then
+    bash scripts/fuzz.sh --smoke 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
+    counts="$(tail -n 1 "$log" | sed 's/^fuzz: //')"
   else
     mapfile -t files < <(find "tests/$phase" -type f \( -name '*.test.js' -o -name '*.test.mjs' \) 2>/dev/null | sort)
     if (( ${#files[@]} == 0 )); then
@@ -39,6 +43,6 @@ done
 echo
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
-# the closing line CI reads: every test of every phase (C counts test binaries)
+# the closing line CI reads: every test of every phase (C counts test binaries, fuzz counts harnesses)
 echo "total: $total_pass passed, $total_fail failed"
 exit "$status"

@@ -1,4 +1,5 @@
-/* bench_native.c — posenc's C kernels built natively (gcc -O3 -march=native), driven by bench/native.mjs.
+/* bench_native.c — posenc's C kernels built natively (gcc -O3 -march=native, and SIMD through simd.h's native
+ * mapping, -DPE_NATIVE_SIMD=1, as the wasm contender runs SIMD128), driven by bench/native.mjs.
  *
  * A separate process, as the benchmark asks, kept alive for the whole run so its samples interleave with the
  * wasm ones: the bench writes one command per line on stdin, this process sets the workload up once (cached
@@ -14,10 +15,12 @@
  *   attn B H Sq Sk D causal alibi rope iters      pe_attention, bhsd (alibi: standard slopes; rope: base 1e4)
  *   inplace N iters | copy N iters                x *= s over N floats | memcpy of N floats
  *   pagefault MiB                                 seconds per first touch of a fresh 4 KiB page (mmap'd anew)
+ *   isa                                           the SIMD mapping compiled in (simd.h's PE_SIMD_ISA)
  *   quit
  */
 #define _DEFAULT_SOURCE
 #include "posenc.h"
+#include "simd.h" /* PE_SIMD_ISA only: the kernels were built with the same flags as this file */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,14 +160,15 @@ static void run_once(work *w) {
     switch (w->kind) {
     case K_ROPE: {
         int B = a[0], S = a[1], H = a[2], layout = a[5];
+        const pe_rope_apply_config ac = {.batch = B, .seq = S, .heads = H, .layout = layout};
         if (a[7] == 0) {
             check(pe_rope_cos_sin(w->cos, w->sin, &w->rope, w->pos, S, PE_SEQ_LEN_FROM_POSITIONS, 1.0), "cos_sin");
-            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, B, S, H, layout, 0, 0), "apply");
+            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, &ac), "apply");
             check(pe_rope_cos_sin(w->cos, w->sin, &w->rope, w->pos, S, PE_SEQ_LEN_FROM_POSITIONS, 1.0), "cos_sin");
-            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, B, S, H, layout, 0, 0), "apply");
+            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, &ac), "apply");
         } else {
-            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, B, S, H, layout, 0, 0), "apply");
-            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, B, S, H, layout, 0, 0), "apply");
+            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, &ac), "apply");
+            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, &ac), "apply");
         }
         break;
     }
@@ -207,6 +211,10 @@ int main(void) {
         int v[11] = {0}, nv = 0, off = 0, len;
         if (sscanf(line, "%31s%n", cmd, &off) != 1) continue;
         if (strcmp(cmd, "quit") == 0) break;
+        if (strcmp(cmd, "isa") == 0) {
+            printf("%s\n", PE_SIMD_ISA);
+            continue;
+        }
         if (strcmp(cmd, "pagefault") == 0) {
             /* what this machine charges for first-touching memory: allocators that hand out fresh pages for
                every large buffer (per-call outputs) pay this per 4 KiB */

@@ -223,9 +223,11 @@ __attribute__((export_name("bench_unfused"))) int32_t bench_unfused(float *out, 
         memcpy(sq, sk + (size_t)(Sk - Sq) * nf, sizeof(float) * (size_t)Sq * nf);
         memcpy(qr, q, sizeof(float) * nq);
         memcpy(kr, k, sizeof(float) * nk);
-        st = pe_rope_apply(rope, qr, cq, sq, B, Sq, H, PE_LAYOUT_BHSD, 0, PE_ROTATE_FORWARD);
+        const pe_rope_apply_config qc = {.batch = B, .seq = Sq, .heads = H, .layout = PE_LAYOUT_BHSD};
+        const pe_rope_apply_config kc = {.batch = B, .seq = Sk, .heads = H, .layout = PE_LAYOUT_BHSD};
+        st = pe_rope_apply(rope, qr, cq, sq, &qc);
         if (st != PE_OK) return st;
-        st = pe_rope_apply(rope, kr, ck, sk, B, Sk, H, PE_LAYOUT_BHSD, 0, PE_ROTATE_FORWARD);
+        st = pe_rope_apply(rope, kr, ck, sk, &kc);
         if (st != PE_OK) return st;
         q = qr;
         k = kr;

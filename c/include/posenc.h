@@ -1,24 +1,55 @@
 /* posenc.h — position encodings for transformers. The only public header.
  *
- * Usage (RoPE, Llama layout, llama3 scaling):
+ * Usage (RoPE, Llama layout, llama3 scaling; a whole program, compiled and run as a test):
  *
- *     pe_rope_config cfg = {0};                   // zero means "the usual default" everywhere
- *     cfg.head_dim = 128;
- *     cfg.base = 500000.0;
- *     cfg.type = PE_ROPE_LLAMA3;
- *     cfg.factor = 8.0; cfg.low_freq_factor = 1.0; cfg.high_freq_factor = 4.0;
- *     cfg.original_max_position_embeddings = 8192;
+ *     #include <stdio.h>
+ *     #include "posenc.h"
  *
- *     pe_rope rope;                               // caller-owned, no allocation anywhere in posenc
- *     pe_status st = pe_rope_init(&rope, &cfg);   // validates and resolves the config once
- *     if (st != PE_OK) fprintf(stderr, "%s\n", pe_status_string(st));
+ *     enum { BATCH = 1, SEQ = 4, HEADS = 2, HEAD_DIM = 128, N_FREQ = HEAD_DIM / 2 };
  *
- *     float cos[SEQ * 64], sin[SEQ * 64];         // rope.n_freq = rotary_dim / 2 = 64 per position
- *     pe_rope_cos_sin(&rope, cos, sin, positions, SEQ, PE_SEQ_LEN_FROM_POSITIONS);
- *     pe_rope_apply(&rope, x, cos, sin, batch, SEQ, heads, PE_LAYOUT_BSHD, 0, PE_ROTATE_FORWARD);
+ *     int main(void) {
+ *         pe_rope_config cfg = {0};                   // zero means "the usual default" everywhere
+ *         cfg.head_dim = HEAD_DIM;
+ *         cfg.base = 500000.0;
+ *         cfg.type = PE_ROPE_LLAMA3;
+ *         cfg.factor = 8.0; cfg.low_freq_factor = 1.0; cfg.high_freq_factor = 4.0;
+ *         cfg.original_max_position_embeddings = 8192;
+ *
+ *         pe_rope rope;                               // caller-owned, no allocation anywhere in posenc
+ *         pe_status st = pe_rope_init(&rope, &cfg);   // validates and resolves the config once
+ *         if (st != PE_OK) { fprintf(stderr, "%s\n", pe_status_string(st)); return 1; }
+ *
+ *         static float x[BATCH * SEQ * HEADS * HEAD_DIM];    // (batch, seq, heads, head_dim): BSHD
+ *         for (int i = 0; i < BATCH * SEQ * HEADS * HEAD_DIM; i++) x[i] = 1.0f;
+ *         int32_t positions[SEQ] = {0, 1, 2, 3};
+ *         static float cos[SEQ * N_FREQ], sin[SEQ * N_FREQ]; // rope.n_freq = rotary_dim / 2 per position
+ *         st = pe_rope_cos_sin(cos, sin, &rope, positions, SEQ, PE_SEQ_LEN_FROM_POSITIONS, 1.0);
+ *
+ *         pe_rope_apply_config ac = {0};              // layout BSHD, shared rows, forward rotation
+ *         ac.batch = BATCH; ac.seq = SEQ; ac.heads = HEADS;
+ *         if (st == PE_OK) st = pe_rope_apply(&rope, x, cos, sin, &ac);
+ *         if (st != PE_OK) { fprintf(stderr, "%s\n", pe_status_string(st)); return 1; }
+ *         printf("x[1, 0, 0] = %.6f\n", x[HEADS * HEAD_DIM]);  // cos 1 - sin 1 = -0.301169
+ *         return 0;
+ *     }
  *
  * Conventions: outputs first, then inputs, dimensions, then the config. Every function that can fail
  * returns pe_status; pe_status_string() names the failure. Tensors are dense float32, row-major.
+ *
+ * Sizes (one policy for every kernel):
+ *   - Counts — batch, seq, n_positions, q_len, k_len, pe_sinusoidal_table's seq_len — may be 0: the call is a valid no-op that
+ *     returns PE_OK and writes nothing (pe_attention with k_len 0 and q_len > 0: every query row sees no
+ *     key, so out is all zeros, as for any fully masked row). Arrays with no elements may be NULL.
+ *     Negative counts are PE_ERR_SHAPE.
+ *   - Structural sizes — head_dim, rotary_dim, d_model, heads / n_heads / kv_heads, n_rows — must be >= 1
+ *     (and whatever more each documents), also when a count is 0: a call is validated before it is found
+ *     empty.
+ *   - Every element count and byte count is formed in 64-bit arithmetic and refused when it cannot be
+ *     addressed with size_t (32 bits on wasm32), never wrapped.
+ *
+ * Angles: every sin/cos is of position * frequency, formed in double and reduced exactly (Cody-Waite) as
+ * long as it is below PE_MAX_ANGLE. Configurations are checked so that every int32 position stays there:
+ * each frequency (RoPE inverse frequency, sinusoidal 1 / base^(2i/d)) is at most PE_MAX_FREQUENCY.
  */
 #ifndef POSENC_H
 #define POSENC_H
@@ -39,19 +70,25 @@ typedef enum pe_status {
     PE_ERR_NULL,               /* a required pointer is NULL */
     PE_ERR_HEAD_DIM,           /* head_dim must be even and in [2, PE_ROPE_MAX_HEAD_DIM] */
     PE_ERR_ROTARY_DIM,         /* rotary_dim must be even and in [2, head_dim] */
-    PE_ERR_BASE,               /* base (rope_theta) must be finite and > 0 (and != 1) */
-    PE_ERR_FACTOR,             /* a scaling factor must be finite and > 0 */
+    PE_ERR_BASE,               /* base (rope_theta) must be finite and > 0, and keep every frequency of the
+                                  encoding at most PE_MAX_FREQUENCY; yarn: also != 1 (see pe_rope_config.base) */
+    PE_ERR_FACTOR,             /* a scaling factor must be finite and > 0, and keep every inverse frequency at
+                                  most PE_ROPE_MAX_INV_FREQ */
     PE_ERR_ROPE_TYPE,          /* unknown rope type */
     PE_ERR_PAIRING,            /* unknown pairing */
     PE_ERR_LAYOUT,             /* unknown layout */
     PE_ERR_MISSING_FIELD,      /* a field this rope type requires is zero / NULL */
     PE_ERR_FIELD_VALUE,        /* a field has a value outside its documented range */
     PE_ERR_POSITION,           /* a position is negative */
-    PE_ERR_SHAPE,              /* a dimension is < 1 or the sizes do not fit together */
+    PE_ERR_SHAPE,              /* a dimension is out of range, the sizes do not fit together, or an element
+                                  count cannot be addressed with size_t (see "Sizes" above) */
     PE_ERR_SEQ_LEN,            /* seq_len is negative (other than PE_SEQ_LEN_FROM_POSITIONS) */
     PE_ERR_HEADS,              /* kv_heads does not divide heads, or a head count is < 1 */
     PE_ERR_SCALE,              /* a scale is not finite */
     PE_ERR_OUT_OF_RANGE,       /* an index (a learned-table row) is past the end */
+    PE_ERR_ATTENTION_FACTOR,   /* RoPE's attention factor (attention_factor, or the one yarn derives from
+                                  mscale / mscale_all_dim, or longrope's) is not finite or its magnitude
+                                  exceeds PE_ROPE_MAX_SCALE */
     PE_STATUS_COUNT
 } pe_status;
 
@@ -84,6 +121,22 @@ typedef enum pe_pairing {
 #define PE_ROPE_MAX_HEAD_DIM 1024
 #define PE_ROPE_MAX_FREQ (PE_ROPE_MAX_HEAD_DIM / 2)
 
+/* The exactness bound of the angle reduction (2^32 rad: pi/2's first two Cody-Waite parts carry 21 bits,
+ * so k * part is exact for the k = nearest(angle * 2/pi) < 2^32 of every angle below it). Past it a double
+ * angle loses the quadrant, and past 2^51 the result leaves [-1, 1]. */
+#define PE_MAX_ANGLE 4294967296.0
+/* The largest frequency (radians per position step) any encoding accepts: 2 * INT32_MAX < PE_MAX_ANGLE, so
+ * every int32 position's angle is reduced exactly. Default RoPE and sinusoidal with base >= 1 stay <= 1. */
+#define PE_MAX_FREQUENCY 2.0
+/* pe_rope_init refuses a config whose resolved inverse frequencies (either longrope set; dynamic at its
+ * own length) are not all in [0, PE_ROPE_MAX_INV_FREQ]: PE_ERR_BASE when base alone gives one (base < 1
+ * with a large exponent, e.g. 5e-324), else PE_ERR_FACTOR (a scaling factor below ~1/2, e.g. linear
+ * factor 1e-10). Dynamic NTK only lowers frequencies as seq_len grows. */
+#define PE_ROPE_MAX_INV_FREQ PE_MAX_FREQUENCY
+/* attention_scaling (and attention_scaling * extra_scale in pe_rope_cos_sin) must be finite with magnitude
+ * at most this (2^127), so scale * cos stays a finite float32: PE_ERR_FIELD_VALUE / PE_ERR_SCALE. */
+#define PE_ROPE_MAX_SCALE 1.7014118346046923e38
+
 /* The scaling families of Hugging Face transformers' ROPE_INIT_FUNCTIONS. */
 typedef enum pe_rope_type {
     PE_ROPE_DEFAULT = 0,      /* theta_i = base^(-2i/r) */
@@ -101,7 +154,10 @@ typedef enum pe_rope_type {
 typedef struct pe_rope_config {
     int32_t head_dim;       /* required; even, 2 .. PE_ROPE_MAX_HEAD_DIM */
     int32_t rotary_dim;     /* 0 -> head_dim; even, 2 .. head_dim. HF: int(head_dim * partial_rotary_factor) */
-    double base;            /* rope_theta; 0 -> 10000 */
+    double base;            /* rope_theta; 0 -> 10000; finite, > 0, and theta_i = base^(-2i/r) <= PE_ROPE_MAX_INV_FREQ
+                               (PE_ERR_BASE). base == 1 (every theta_i = 1) is accepted by default, linear,
+                               dynamic, longrope, llama3 and proportional; yarn refuses it (PE_ERR_BASE: its
+                               correction range divides by ln(base)) */
     int32_t type;           /* pe_rope_type; 0 -> default */
     int32_t pairing;        /* pe_pairing; 0 -> half-split */
     double factor;          /* linear, dynamic, llama3: required (> 0).
@@ -111,7 +167,9 @@ typedef struct pe_rope_config {
     int32_t original_max_position_embeddings; /* yarn: 0 -> max_position_embeddings. longrope: 0 -> max_position_embeddings.
                                                  llama3: required. */
     double attention_factor; /* yarn, longrope: 0 -> derived (yarn 0.1 ln f + 1, or the mscale ratio;
-                                longrope sqrt(1 + ln f / ln original_max)). Multiplies cos and sin. */
+                                longrope sqrt(1 + ln f / ln original_max)). Multiplies cos and sin.
+                                The factor in force must be finite with magnitude <= PE_ROPE_MAX_SCALE
+                                (PE_ERR_ATTENTION_FACTOR). */
     double beta_fast;        /* yarn: 0 -> 32 (HF: `or 32`, so 0 means the default there too) */
     double beta_slow;        /* yarn: 0 -> 1 */
     double mscale;           /* yarn: used only when mscale and mscale_all_dim are both non-zero */
@@ -155,11 +213,26 @@ pe_status pe_rope_inv_freq(double *inv_freq, double *attention_scaling, const pe
 pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions,
                           int32_t n_positions, int64_t seq_len, double extra_scale);
 
+/* What pe_rope_apply rotates, and how. Zero-initialise it: zero is BSHD, rows shared by the batch, forward.
+ * Room to grow: the runtime API (16-bit storage, strides) appends `dtype` (0 -> float32), `strides`
+ * { batch, seq, heads } in elements (0 -> dense) and `offset` (0 -> none) after the fields below, each with
+ * zero meaning today's behaviour, so zero-initialised callers keep working; the JS reads the layout from
+ * pe_abi_rope_apply_config_layout. */
+typedef struct pe_rope_apply_config {
+    int32_t batch;          /* count, >= 0 (0: nothing to do) */
+    int32_t seq;            /* count, >= 0 */
+    int32_t heads;          /* >= 1 (PE_ERR_HEADS) */
+    int32_t layout;         /* pe_layout; 0 -> BSHD (PE_ERR_LAYOUT if unknown) */
+    int32_t per_batch_rows; /* 0 -> cos/sin are (seq, n_freq), shared by the batch;
+                               non-zero -> (batch * seq, n_freq), one row per token (left padding, packing) */
+    int32_t rotation;       /* pe_rotation; 0 -> forward (PE_ERR_FIELD_VALUE if unknown) */
+} pe_rope_apply_config;
+
 /* Rotates x in place. x is (batch, seq, heads, head_dim) for BSHD or (batch, heads, seq, head_dim) for BHSD,
- * dense. cos/sin rows come from pe_rope_cos_sin: (seq, n_freq) shared by the batch, or (batch * seq, n_freq)
- * when per_batch_rows is non-zero (left padding, packing). Dimensions >= rot_dim are untouched. */
-pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin, int32_t batch,
-                        int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation);
+ * dense, as cfg says. cos/sin rows come from pe_rope_cos_sin (see per_batch_rows). Dimensions >= rot_dim
+ * are untouched. x, cos and sin may be NULL when batch * seq is 0. */
+pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin,
+                        const pe_rope_apply_config *cfg);
 
 /* Scans positions once: PE_ERR_POSITION if any is negative, else *max_position = the largest (0 if n == 0). */
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions);
@@ -188,7 +261,8 @@ typedef enum pe_sinusoidal_variant {
 } pe_sinusoidal_variant;
 
 typedef struct pe_sinusoidal_config {
-    double base;             /* 0 -> 10000; finite and > 0 (PE_ERR_BASE) */
+    double base;             /* 0 -> 10000; finite and > 0, with every frequency <= PE_MAX_FREQUENCY (PE_ERR_BASE:
+                                only a base below 1 can fail). base == 1 is accepted (every frequency 1) */
     int32_t offset;          /* pe_sinusoidal_table: position of row 0 (0 -> 0); >= 0 (PE_ERR_POSITION).
                                 pe_sinusoidal_add with positions == NULL: position of sequence index 0. */
     int32_t variant;         /* pe_sinusoidal_variant; 0 -> interleaved (PE_ERR_PAIRING if unknown) */
@@ -197,7 +271,8 @@ typedef struct pe_sinusoidal_config {
 } pe_sinusoidal_config;
 
 /* out is (seq_len, d_model), row r = position cfg->offset + r. cfg may be NULL (all defaults).
- * PE_ERR_SHAPE if seq_len < 1, d_model < 1 (tensor2tensor: < 4) or the last position overflows int32. */
+ * seq_len 0 writes nothing. PE_ERR_SHAPE if seq_len < 0, d_model < 1 (tensor2tensor: < 4) or the last
+ * position overflows int32. */
 pe_status pe_sinusoidal_table(float *out, int32_t seq_len, int32_t d_model, const pe_sinusoidal_config *cfg);
 
 /* x is (batch, seq, d_model), dense; x[b, s, :] += PE(position of (b, s)), in place.
@@ -218,10 +293,19 @@ pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, i
 pe_status pe_learned_lookup(float *out, const float *table, const int32_t *positions, int32_t n_positions,
                             int32_t d_model, int32_t n_rows, int32_t row_offset);
 
+/* The shapes of pe_learned_add; zero-initialise it (the sizes have no default and must be set). */
+typedef struct pe_learned_add_config {
+    int32_t batch;               /* count, >= 0 (0: nothing to do) */
+    int32_t seq;                 /* count, >= 0 */
+    int32_t d_model;             /* >= 1: columns of x and of the table */
+    int32_t n_rows;              /* >= 1: rows of the table */
+    int32_t row_offset;          /* 0 -> 0 (GPT-2); position p reads row p + row_offset (OPT: 2) */
+    int32_t per_batch_positions; /* 0 -> positions are (seq,), shared by the batch; non-zero -> (batch, seq) */
+} pe_learned_add_config;
+
 /* x is (batch, seq, d_model), dense; x[b, s, :] += table[position(b, s) + row_offset, :], in place.
- * positions: NULL -> s; else (seq,) shared by the batch, or (batch, seq) when per_batch_positions != 0. */
-pe_status pe_learned_add(float *x, const float *table, const int32_t *positions, int32_t batch, int32_t seq,
-                         int32_t d_model, int32_t n_rows, int32_t row_offset, int32_t per_batch_positions);
+ * positions: NULL -> s; else as cfg->per_batch_positions says. table is (n_rows, d_model). */
+pe_status pe_learned_add(float *x, const float *table, const int32_t *positions, const pe_learned_add_config *cfg);
 
 /* ---- ALiBi — Press, Smith & Lewis 2022, "Train Short, Test Long: Attention with Linear Biases" ----
  *
@@ -269,11 +353,11 @@ pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_
  * Grouped-query / multi-query attention (Ainslie et al. 2023; Shazeer 2019): query head h reads kv head
  * h / (heads / kv_heads). */
 typedef struct pe_attention_config {
-    int32_t batch;      /* required, >= 1 */
+    int32_t batch;      /* count, >= 0 (0: nothing to do) */
     int32_t heads;      /* required, >= 1 (query heads) */
     int32_t kv_heads;   /* 0 -> heads; must divide heads (PE_ERR_HEADS). 1 = multi-query */
-    int32_t q_len;      /* required, >= 1 */
-    int32_t k_len;      /* required, >= 1 */
+    int32_t q_len;      /* count, >= 0 (0: nothing to do) */
+    int32_t k_len;      /* count, >= 0 (0 with q_len > 0: no key to see, out is all zeros) */
     int32_t head_dim;   /* required, >= 1 (any size; with rope it must equal rope->config.head_dim) */
     int32_t layout;     /* pe_layout of q, k, v and out; 0 -> BSHD. q/out: (B, q_len, heads, D) or
                            (B, heads, q_len, D); k/v: the same with k_len and kv_heads */
@@ -294,7 +378,7 @@ typedef struct pe_attention_config {
                                      and ALiBi. Ignored without rope */
 } pe_attention_config;
 
-/* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE; with RoPE, rotated copies of q and k
+/* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE or when batch or q_len is 0; with RoPE, rotated copies of q and k
  * plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim + 2 * (q_len + k_len) * n_freq;
  * with k_rotated, q's only: B*heads*q_len * head_dim + 2 * q_len * n_freq.
  * Validates the dimensions as pe_attention does. */
@@ -431,9 +515,23 @@ pe_status pe_model_forward(const pe_model *m, float *logits, float *attention, c
  * sizeof(pe_rope). The JS wrapper reads this once instead of hard-coding the struct layout. */
 const int32_t *pe_abi_rope_config_layout(int32_t *count);
 
-/* The same for pe_attention_config (followed by its sizeof) and pe_sinusoidal_config (followed by its sizeof). */
+/* The same for pe_attention_config, pe_sinusoidal_config, pe_rope_apply_config and pe_learned_add_config
+ * (each followed by its sizeof). */
 const int32_t *pe_abi_attention_config_layout(int32_t *count);
 const int32_t *pe_abi_sinusoidal_config_layout(int32_t *count);
+const int32_t *pe_abi_rope_apply_config_layout(int32_t *count);
+const int32_t *pe_abi_learned_add_config_layout(int32_t *count);
+/* pe_rope: offsets of config (the resolved config), rot_dim, n_freq, attention_scaling, then sizeof(pe_rope). */
+const int32_t *pe_abi_rope_layout(int32_t *count);
+
+/* pe_status values by name ("PE_ERR_POSITION"; NULL past PE_STATUS_COUNT), and the header's limits and enum
+ * values the wrapper needs ("PE_ROPE_MAX_HEAD_DIM" ...) as index -> name, value (as double, exact for the
+ * integer ones) for index < pe_abi_limit_count(). */
+int32_t pe_abi_status_count(void);
+const char *pe_abi_status_name(int32_t status);
+int32_t pe_abi_limit_count(void);
+const char *pe_abi_limit_name(int32_t index);
+double pe_abi_limit_value(int32_t index);
 
 #ifdef __cplusplus
 }

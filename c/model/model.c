@@ -6,13 +6,14 @@
  * pe_sinusoidal_add / pe_learned_add on the embeddings, pe_rope_cos_sin + pe_rope_apply on q and k,
  * pe_alibi_slopes + pe_attention (causal softmax(q k^T / sqrt(hd) + ALiBi) v, and the attention weights).
  *
- * Numerics: every sum has a fixed order (dot products keep 8 explicit partial sums combined as a fixed tree,
- * RMS sums run in double), so the native build, the SIMD128 wasm and the scalar wasm compute the same
- * arithmetic; they can differ only where libm does (expf inside pe_attention; GELU's tanh is our own
- * arithmetic) and where pe_attention's SIMD path orders its sums differently. No allocation: the caller owns every buffer.
+ * Numerics: every sum has a fixed order (dot products use pe__dot's tree from c/src/pe_math.h, RMS sums
+ * run in double), e^x is pe_math.h's pe__exp1 and GELU's tanh is our own arithmetic, so the native build, the
+ * SIMD128 wasm and the scalar wasm compute the same arithmetic, with no libm call whose result could differ.
+ * No allocation: the caller owns every buffer.
  */
 #include "posenc.h"
 #include "model_internal.h"
+#include "../src/pe_math.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -220,18 +221,8 @@ pe_status pe_model_rope(pe_rope *rope, const pe_model *m, int32_t scaling, doubl
 
 /* ---- building blocks ---------------------------------------------------------------------------- */
 
-/* Dot product with 8 independent partial sums combined in a fixed tree: vectorises (SSE, wasm SIMD128)
- * without reassociation, so every build computes the same float result. */
-static inline float pe__dot(const float *a, const float *b, int32_t n) {
-    float acc[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
-    int32_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) acc[l] += a[i + l] * b[i + l];
-    float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for (; i < n; i++) s += a[i] * b[i];
-    return s;
-}
-
+/* Dot products: pe__dot (pe_math.h), the library's one summation tree, so every build computes the same
+ * float result. */
 /* y (n, out) = x (n, in) W^T with W (out, in). Four rows of x share each row of W while it is in cache. */
 void pe__linear(float *y, const float *x, const float *w, int32_t n, int32_t in, int32_t out) {
     int32_t r = 0;
@@ -264,19 +255,9 @@ static void pe__rmsnorm(float *y, float *rinv, const float *x, const float *w, i
 }
 
 /* tanh from arithmetic alone: no libm, so the native build and both wasm builds give bit-identical GELUs
- * (every operation below is the same IEEE sequence in every build under -ffp-contract=off, no -ffast-math), and it vectorises.
- * exp(x) = 2^k e^r with k = nearest(x / ln 2) (rounded by adding and subtracting 1.5 * 2^23, exact in float),
- * r = x - k ln 2 (Cody & Waite: ln 2 split in two floats), e^r by
- * its Taylor series to r^6 (|r| <= 0.347: relative error < 2e-7); tanh(y) = sign(y) (1 - e) / (1 + e) with
- * e = exp(-2|y|), which is +-1 in float for |y| >= 9. Absolute error < 3e-7 everywhere, which is all GELU needs. */
-static inline float pe__exp_small(float x) { /* -18 <= x <= 0 */
-    const float kf = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
-    const float r = (x - kf * 0.693145751953125f) - kf * 1.428606765330187e-06f;
-    const float p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.008333334f + r * 0.0013888889f)))));
-    union { uint32_t u; float f; } two_k;
-    two_k.u = (uint32_t)((int32_t)kf + 127) << 23;
-    return p * two_k.f;
-}
+ * (every operation below is the same IEEE sequence in every build under -ffp-contract=off, no -ffast-math).
+ * tanh(y) = sign(y) (1 - e) / (1 + e) with e = exp(-2|y|) from pe__exp1 (pe_math.h, the library's one e^x),
+ * which is +-1 in float for |y| >= 9. */
 static inline float pe__tanh(float y) {
     /* |y| clamped to 9 (tanh(9) rounds to 1 in float) on the bit pattern: an integer min, which vectorises
      * where a float compare-and-select would not (a NaN stays a NaN: its bits exceed 9's, so it becomes 9;
@@ -285,7 +266,7 @@ static inline float pe__tanh(float y) {
     a.f = y;
     a.u &= 0x7fffffffu;
     a.u = a.u < 0x41100000u ? a.u : 0x41100000u;
-    const float e = pe__exp_small(-2.0f * a.f); /* in (0, 1]: no overflow */
+    const float e = pe__exp1(-2.0f * a.f); /* -18 <= argument <= 0: e in (0, 1] */
     return copysignf((1.0f - e) / (1.0f + e), y);
 }
 
@@ -330,7 +311,8 @@ pe_status pe__model_forward_batch(const pe_model *m, const pe_rope *rope, const 
         st = pe_sinusoidal_add(x, NULL, B, S, D, 0, NULL);
         if (st != PE_OK) return st;
     } else if (c->position_encoding == PE_MODEL_POS_LEARNED) {
-        st = pe_learned_add(x, m->embed_positions, NULL, B, S, D, c->max_position_embeddings, 0, 0);
+        const pe_learned_add_config lc = {.batch = B, .seq = S, .d_model = D, .n_rows = c->max_position_embeddings};
+        st = pe_learned_add(x, m->embed_positions, NULL, &lc);
         if (st != PE_OK) return st;
     }
 
@@ -365,8 +347,9 @@ pe_status pe__model_forward_batch(const pe_model *m, const pe_rope *rope, const 
         pe__linear(A->k, A->h1, W->wk, N, D, D);
         pe__linear(A->v, A->h1, W->wv, N, D, D);
         if (use_rope) {
-            st = pe_rope_apply(rope, A->q, a->cos, a->sin, B, S, H, PE_LAYOUT_BSHD, 0, PE_ROTATE_FORWARD);
-            if (st == PE_OK) st = pe_rope_apply(rope, A->k, a->cos, a->sin, B, S, H, PE_LAYOUT_BSHD, 0, PE_ROTATE_FORWARD);
+            const pe_rope_apply_config rc = {.batch = B, .seq = S, .heads = H}; /* BSHD, forward */
+            st = pe_rope_apply(rope, A->q, a->cos, a->sin, &rc);
+            if (st == PE_OK) st = pe_rope_apply(rope, A->k, a->cos, a->sin, &rc);
             if (st != PE_OK) return st;
         }
         st = pe_attention(A->att, A->p, A->q, A->k, A->v, NULL, 0, &ac);

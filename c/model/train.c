@@ -307,8 +307,9 @@ double pe__trainer_loss(pe__trainer *tr, const int32_t *tokens, const int32_t *t
             }
         }
         if (c->position_encoding == PE_MODEL_POS_ROPE) {
-            pe_rope_apply(&m->rope, tr->dq, tr->a.cos, tr->a.sin, B, S, H, PE_LAYOUT_BSHD, 0, PE_ROTATE_INVERSE);
-            pe_rope_apply(&m->rope, tr->dk, tr->a.cos, tr->a.sin, B, S, H, PE_LAYOUT_BSHD, 0, PE_ROTATE_INVERSE);
+            const pe_rope_apply_config rc = {.batch = B, .seq = S, .heads = H, .rotation = PE_ROTATE_INVERSE};
+            pe_rope_apply(&m->rope, tr->dq, tr->a.cos, tr->a.sin, &rc);
+            pe_rope_apply(&m->rope, tr->dk, tr->a.cos, tr->a.sin, &rc);
         }
         pe__linear_back(tr->dh, g_q, tr->dq, A->h1, W->wq, N, D, D, 0);
         pe__linear_back(tr->dh, g_k, tr->dk, A->h1, W->wk, N, D, D, 1);

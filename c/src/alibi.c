@@ -6,6 +6,7 @@
  * models/bloom/modeling_bloom.py::build_alibi_tensor).
  */
 #include "posenc.h"
+#include "pe_math.h"
 #include "simd.h"
 
 #include <math.h>
@@ -27,6 +28,7 @@ static double pe__alibi_slope(int32_t h, int32_t n) {
 pe_status pe_alibi_slopes(float *slopes, int32_t n_heads) {
     if (!slopes) return PE_ERR_NULL;
     if (n_heads < 1) return PE_ERR_HEADS;
+    if (!pe__floats_fit3(n_heads, 1, 1)) return PE_ERR_SHAPE; /* wasm32: 2^30 floats at most */
     for (int32_t h = 0; h < n_heads; h++) slopes[h] = (float)pe__alibi_slope(h, n_heads);
     return PE_OK;
 }
@@ -57,15 +59,15 @@ static void pe__alibi_row(float *row, float slope, int64_t ip, int32_t n) {
 pe_status pe_alibi_bias(float *bias, const float *slopes, int32_t n_heads, int32_t q_len, int32_t k_len,
                         int32_t causal) {
     // bias is (n_heads, q_len, k_len); query i at key position ip = k_len - q_len + i.
-    if (!bias) return PE_ERR_NULL;
     if (n_heads < 1) return PE_ERR_HEADS;
-    if (q_len < 1 || k_len < 1) return PE_ERR_SHAPE;
+    if (q_len < 0 || k_len < 0) return PE_ERR_SHAPE;
     /* |j - ip| <= q_len + k_len must fit int32 for the vector path's i32 lanes. */
     if ((int64_t)q_len + (int64_t)k_len > INT32_MAX) return PE_ERR_SHAPE;
-    if ((uint64_t)n_heads * (uint64_t)q_len * (uint64_t)k_len > (uint64_t)(SIZE_MAX / sizeof(float)))
-        return PE_ERR_SHAPE;
+    if (!pe__floats_fit3(n_heads, q_len, k_len)) return PE_ERR_SHAPE; /* three int32s can pass 2^64 */
     pe_status st = pe__check_slopes(slopes, n_heads);
     if (st != PE_OK) return st;
+    if ((int64_t)q_len * k_len == 0) return PE_OK;
+    if (!bias) return PE_ERR_NULL;
 
     for (int32_t h = 0; h < n_heads; h++) {
         const float slope = slopes ? slopes[h] : (float)pe__alibi_slope(h, n_heads);
@@ -85,13 +87,13 @@ pe_status pe_alibi_bias(float *bias, const float *slopes, int32_t n_heads, int32
 pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_t *attention_mask,
                                   int32_t batch, int32_t n_heads, int32_t seq) {
     // attention_mask is (batch, seq) of 0/1; bias is (batch * n_heads, 1, seq).
-    if (!bias || !attention_mask) return PE_ERR_NULL;
     if (n_heads < 1) return PE_ERR_HEADS;
-    if (batch < 1 || seq < 1) return PE_ERR_SHAPE;
-    if ((uint64_t)batch * (uint64_t)n_heads * (uint64_t)seq > (uint64_t)(SIZE_MAX / sizeof(float)))
-        return PE_ERR_SHAPE;
+    if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
+    if (!pe__floats_fit3(batch, n_heads, seq)) return PE_ERR_SHAPE;
     pe_status st = pe__check_slopes(slopes, n_heads);
     if (st != PE_OK) return st;
+    if ((int64_t)batch * seq == 0) return PE_OK;
+    if (!bias || !attention_mask) return PE_ERR_NULL;
     const size_t n_mask = (size_t)batch * (size_t)seq;
     for (size_t t = 0; t < n_mask; t++)
         if (attention_mask[t] != 0 && attention_mask[t] != 1) return PE_ERR_FIELD_VALUE;

@@ -35,10 +35,10 @@
  * nothing but, at most, the sign of a zero.
  *
  * SIMD128 and scalar builds run the same arithmetic in the same order, so they agree bit for bit:
- *   - q·k: four lane partial sums over chunks of 4, combined as (p0 + p2) + (p1 + p3) (pe_f32x4_sum's order),
- *     then the tail d ≥ 4⌊D/4⌋ added in sequence;
+ *   - q·k: pe__dot's tree (pe_math.h): four lane partial sums over chunks of 4, combined as
+ *     (p0 + p2) + (p1 + p3), then the tail d ≥ 4⌊D/4⌋ added in sequence; the tiled SIMD loops keep it per dot;
  *   - logit: (dot · scale) + slope · (float)(kpos − qpos), the relative position an exact int32;
- *   - e^x: one polynomial (Cephes expf, ~1 ulp) evaluated lane-wise or in scalar, same operations;
+ *   - e^x: pe__exp1 / pe__exp4 (pe_math.h; Cephes expf, ~1 ulp), the same operations lane-wise or in scalar;
  *   - Σ p per row and tile: four partial sums by key index mod 4, each ascending, combined as (s0 + s2) +
  *     (s1 + s3); max: exact in any order;
  *   - acc: per element acc·corr, then + p_j·v_j for j ascending.
@@ -46,91 +46,24 @@
  * The build is compiled with -ffp-contract=off, so no multiply-add is fused in either.
  *
  * Positions (see posenc.h): key j at kpos[j] (default j), query i at qpos[i] (default k_len − q_len + i).
- * RoPE rotates copies of q and k in the caller's scratch (q and k stay unmodified), with the lead's
+ * RoPE rotates copies of q and k in the caller's scratch (q and k stay unmodified), with the library's own
  * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels; with
  * k_rotated the keys are taken as already rotated (a KV cache of rotated keys) and only q is rotated.
  */
 #include "posenc.h"
+#include "pe_math.h"
 #include "simd.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
-#ifndef PE__QB
 #define PE__QB 32      /* query rows per block (online-softmax state on the stack) */
-#endif
-#ifndef PE__SCAP
 #define PE__SCAP 2048  /* scores per tile, rows x keys (8 KiB on the stack) */
-#endif
-#ifndef PE__KB_MAX
 #define PE__KB_MAX 512 /* keys per tile at most (one-row blocks: decode) */
-#endif
 #define PE__SEG 64     /* keys per online-softmax step: the numbers depend on it, never on the tile size */
 _Static_assert(PE__SCAP >= PE__QB * PE__SEG && PE__KB_MAX % PE__SEG == 0, "a tile holds at least one step per row");
-#ifndef PE__PV_SUB
 #define PE__PV_SUB 16  /* one-row PV: keys per sub-block (their V rows stay in L1 across the dim chunks) */
-#endif
-
-/* ---------------------------------------------------------------------------------------------- */
-/* e^x for x <= 0 (or -inf), scalar and f32x4 twins                                               */
-/* ---------------------------------------------------------------------------------------------- */
-/* Cephes expf (Moshier): n = nearest(x·log2 e), r = x − n·ln2 (ln 2 split in two, Cody & Waite, so n·C1 is
- * exact), e^r by a degree-7 polynomial on |r| ≤ ln2/2, times 2^n built in the exponent bits. "nearest" is
- * (y + 1.5·2^23) − 1.5·2^23, which rounds to nearest-even in float arithmetic, and the integer n is read
- * from the low bits of the sum, so the scalar and vector forms are the same operations. x < −87 gives 0
- * (e^−87 ≈ 1.6e-38 is at the edge of the normal range; below it weights are 0 for our purposes), so masked
- * logits (−inf) contribute exactly 0. */
-#define PE__EXP_MIN (-87.0f)
-#define PE__LOG2E 1.44269504088896341f
-#define PE__LN2_C1 0.693359375f
-#define PE__LN2_C2 (-2.12194440e-4f)
-#define PE__MAGIC 12582912.0f /* 1.5 * 2^23 */
-#define PE__MAGIC_BITS 0x4B400000
-#define PE__E1 1.9875691500e-4f
-#define PE__E2 1.3981999507e-3f
-#define PE__E3 8.3334519073e-3f
-#define PE__E4 4.1665795894e-2f
-#define PE__E5 1.6666665459e-1f
-#define PE__E6 5.0000001201e-1f
-
-static inline float pe__exp1(float x) {
-    const int keep = x >= PE__EXP_MIN; /* false for -inf (and NaN) */
-    const float xc = x < PE__EXP_MIN ? PE__EXP_MIN : x;
-    const float t = xc * PE__LOG2E + PE__MAGIC;
-    const float n = t - PE__MAGIC;
-    const float r = (xc - n * PE__LN2_C1) - n * PE__LN2_C2;
-    const float z = r * r;
-    const float p = (((((PE__E1 * r + PE__E2) * r + PE__E3) * r + PE__E4) * r + PE__E5) * r + PE__E6) * z + r + 1.0f;
-    int32_t tb;
-    memcpy(&tb, &t, 4);
-    const int32_t eb = (tb - PE__MAGIC_BITS + 127) * (1 << 23); /* n in [-126, 0]: a normal 2^n */
-    float pow2n;
-    memcpy(&pow2n, &eb, 4);
-    return keep ? p * pow2n : 0.0f;
-}
-
-#if PE_SIMD
-static inline pe_v128 pe__exp4(pe_v128 x) {
-    const pe_v128 lo = pe_f32x4_splat(PE__EXP_MIN), magic = pe_f32x4_splat(PE__MAGIC);
-    const pe_v128 keep = pe_f32x4_ge(x, lo);
-    const pe_v128 xc = pe_v128_select(x, lo, keep); /* x where x >= lo, else lo (as the scalar's clamp) */
-    const pe_v128 t = pe_f32x4_add(pe_f32x4_mul(xc, pe_f32x4_splat(PE__LOG2E)), magic);
-    const pe_v128 n = pe_f32x4_sub(t, magic);
-    const pe_v128 r = pe_f32x4_sub(pe_f32x4_sub(xc, pe_f32x4_mul(n, pe_f32x4_splat(PE__LN2_C1))),
-                                   pe_f32x4_mul(n, pe_f32x4_splat(PE__LN2_C2)));
-    const pe_v128 z = pe_f32x4_mul(r, r);
-    pe_v128 p = pe_f32x4_add(pe_f32x4_mul(pe_f32x4_splat(PE__E1), r), pe_f32x4_splat(PE__E2));
-    p = pe_f32x4_add(pe_f32x4_mul(p, r), pe_f32x4_splat(PE__E3));
-    p = pe_f32x4_add(pe_f32x4_mul(p, r), pe_f32x4_splat(PE__E4));
-    p = pe_f32x4_add(pe_f32x4_mul(p, r), pe_f32x4_splat(PE__E5));
-    p = pe_f32x4_add(pe_f32x4_mul(p, r), pe_f32x4_splat(PE__E6));
-    p = pe_f32x4_add(pe_f32x4_add(pe_f32x4_mul(p, z), r), pe_f32x4_splat(1.0f));
-    const pe_v128 eb =
-        pe_i32x4_shl(pe_i32x4_add(pe_i32x4_sub(t, pe_i32x4_splat(PE__MAGIC_BITS)), pe_i32x4_splat(127)), 23);
-    return pe_v128_and(pe_f32x4_mul(p, eb), keep);
-}
-#endif
 
 /* x[0..n) = e^(x - m) */
 static void pe__exp_row(float *x, float m, int32_t n) {
@@ -176,8 +109,8 @@ PE_INLINE pe_v128 pe__logit4(pe_v128 dot, const pe__rowc *rc, const pe__tile *T,
     return pe_v128_select(pe_f32x4_splat(-INFINITY), x, mask);
 }
 
-/* Adds the head_dim tail (d >= 4⌊D/4⌋) to four dots: lane l gets + q[d]·k_l[d] for d ascending, as the scalar
- * pe__dot does. */
+/* Adds the head_dim tail (d >= 4⌊D/4⌋) to four dots: lane l gets + q[d]·k_l[d] for d ascending, as
+ * pe__dot (pe_math.h) does. */
 PE_INLINE pe_v128 pe__dot_tail4(pe_v128 s, const float *q, const float *k0, const float *k1, const float *k2,
                                 const float *k3, int32_t d, int32_t D) {
     for (; d < D; d++) s = pe_f32x4_add(s, pe_f32x4_mul(pe_f32x4_make(k0[d], k1[d], k2[d], k3[d]), pe_f32x4_splat(q[d])));
@@ -287,21 +220,6 @@ static void pe__scores2(float *s0, float *s1, const float *q0, const float *q1, 
 }
 
 #else /* scalar twin */
-
-static inline float pe__dot(const float *q, const float *k, int32_t D) {
-    const int32_t D4 = D & ~3;
-    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-    int32_t d = 0;
-    for (; d < D4; d += 4) {
-        a0 += q[d] * k[d];
-        a1 += q[d + 1] * k[d + 1];
-        a2 += q[d + 2] * k[d + 2];
-        a3 += q[d + 3] * k[d + 3];
-    }
-    float acc = (a0 + a2) + (a1 + a3);
-    for (; d < D; d++) acc += q[d] * k[d];
-    return acc;
-}
 
 static void pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe__tile *T) {
     const float scale = rc->scale, slope = rc->slope;
@@ -521,6 +439,7 @@ typedef struct pe__attn {
     size_t kb, kh, ks;                /* strides of k and v */
     size_t n_q, n_k;                  /* elements of q (= out) and of k (= v) */
     size_t n_w;                       /* elements of weights */
+    int w_too_large;                  /* (B, H, q_len, k_len) cannot be addressed */
     size_t n_scratch;                 /* floats of scratch needed */
 } pe__attn;
 
@@ -542,7 +461,7 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
     A->D = cfg->head_dim;
     if (A->H < 1 || A->KVH < 1 || A->H % A->KVH != 0) return PE_ERR_HEADS;
     A->group = A->H / A->KVH;
-    if (A->B < 1 || A->Sq < 1 || A->Sk < 1 || A->D < 1) return PE_ERR_SHAPE;
+    if (A->B < 0 || A->Sq < 0 || A->Sk < 0 || A->D < 1) return PE_ERR_SHAPE;
     if (cfg->layout != PE_LAYOUT_BSHD && cfg->layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
     A->causal = cfg->causal != 0;
     A->scale = cfg->scale == 0.0f ? (float)(1.0 / sqrt((double)A->D)) : cfg->scale;
@@ -562,6 +481,7 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
     /* Sizes: everything must be addressable with size_t (wasm32: 4 GiB of floats at most). */
     const uint64_t lim = (uint64_t)(SIZE_MAX / sizeof(float));
     uint64_t t, nq, nk, nw, ns;
+    A->w_too_large = 0;
     if (!pe__mul(&t, (uint64_t)A->B, (uint64_t)A->H, lim) || !pe__mul(&t, t, (uint64_t)A->Sq, lim) ||
         !pe__mul(&nq, t, (uint64_t)A->D, lim))
         return PE_ERR_SHAPE;
@@ -570,9 +490,9 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
         return PE_ERR_SHAPE;
     if (!pe__mul(&t, (uint64_t)A->B, (uint64_t)A->H, lim) || !pe__mul(&t, t, (uint64_t)A->Sq, lim) ||
         !pe__mul(&nw, t, (uint64_t)A->Sk, lim))
-        nw = 0; /* checked only when weights are requested */
+        nw = 0, A->w_too_large = 1; /* refused only when weights are requested */
     ns = 0;
-    if (A->rope) {
+    if (A->rope && nq > 0) { /* an empty call (batch or q_len 0) needs no scratch */
         /* rotated q and k, then cos and sin for q_len + k_len positions (q only with k_rotated) */
         const uint64_t nkr = A->k_rotated ? 0u : nk, skr = A->k_rotated ? 0u : (uint64_t)A->Sk;
         ns = nq + nkr;
@@ -643,10 +563,6 @@ typedef struct pe__rows {
 
 /* Keys per tile for a block of nq rows: PE__SCAP scores in all, a multiple of PE__SEG, at most PE__KB_MAX. */
 static inline int32_t pe__tile_keys(int32_t nq) {
-#ifdef PE__KB_FIXED
-    (void)nq;
-    return PE__KB_FIXED;
-#endif
     const int32_t kb = (PE__SCAP / nq) / PE__SEG * PE__SEG;
     return kb < PE__SEG ? PE__SEG : (kb < PE__KB_MAX ? kb : PE__KB_MAX);
 }
@@ -793,11 +709,13 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
                        float *scratch, size_t n_scratch, const pe_attention_config *cfg) {
     // q, out: (B, q_len, H, D) or (B, H, q_len, D); k, v: (B, k_len, KVH, D) or (B, KVH, k_len, D);
     // weights: (B, H, q_len, k_len).
-    if (!out || !q || !k || !v || !cfg) return PE_ERR_NULL;
+    if (!cfg) return PE_ERR_NULL;
     pe__attn A;
     pe_status st = pe__attn_resolve(&A, cfg);
     if (st != PE_OK) return st;
-    if (weights && A.n_w == 0) return PE_ERR_SHAPE; /* (B, H, q_len, k_len) does not fit in memory */
+    if (A.n_q == 0) return PE_OK; /* batch or q_len 0: nothing to compute (posenc.h, "Sizes") */
+    if (!out || !q || (A.n_k > 0 && (!k || !v))) return PE_ERR_NULL;
+    if (weights && A.w_too_large) return PE_ERR_SHAPE; /* (B, H, q_len, k_len) does not fit in memory */
     if (A.n_scratch > 0 && (!scratch || n_scratch < A.n_scratch)) return scratch ? PE_ERR_SHAPE : PE_ERR_NULL;
 
     /* Everything is checked before anything is written. */
@@ -821,6 +739,10 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
     /* ALiBi's relative position kpos − qpos is formed as an int32. Positions are >= 0, so it can only overflow
      * with explicit key positions against default query positions below 0 (q_len > k_len). */
     if (A.slopes && A.kpos && !A.qpos && (int64_t)max_k - ((int64_t)A.Sk - A.Sq) > INT32_MAX) return PE_ERR_POSITION;
+    if (A.Sk == 0) { /* no key at all: every row is fully masked, which gives zeros (weights are empty) */
+        memset(out, 0, sizeof(float) * A.n_q);
+        return PE_OK;
+    }
 
     const float *qx = q, *kx = k;
     if (A.rope) {
@@ -840,12 +762,14 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
             st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, A.Sk, seq_len);
             if (st != PE_OK) return st;
             memcpy(kr, k, sizeof(float) * A.n_k);
-            st = pe_rope_apply(A.rope, kr, ck, sk, A.B, A.Sk, A.KVH, cfg->layout, 0, PE_ROTATE_FORWARD);
+            const pe_rope_apply_config kc = {.batch = A.B, .seq = A.Sk, .heads = A.KVH, .layout = cfg->layout};
+            st = pe_rope_apply(A.rope, kr, ck, sk, &kc);
             if (st != PE_OK) return st;
             kx = kr;
         }
         memcpy(qr, q, sizeof(float) * A.n_q);
-        st = pe_rope_apply(A.rope, qr, cq, sq, A.B, A.Sq, A.H, cfg->layout, 0, PE_ROTATE_FORWARD);
+        const pe_rope_apply_config qc = {.batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout};
+        st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
         if (st != PE_OK) return st;
         qx = qr;
     }

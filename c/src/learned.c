@@ -6,6 +6,7 @@
  * offset is a parameter and every row index is checked against the table before anything is written.
  */
 #include "posenc.h"
+#include "pe_math.h"
 #include "simd.h"
 
 #include <stddef.h>
@@ -34,10 +35,11 @@ static pe_status pe__learned_dims(int32_t d_model, int32_t n_rows) {
 pe_status pe_learned_lookup(float *out, const float *table, const int32_t *positions, int32_t n_positions,
                             int32_t d_model, int32_t n_rows, int32_t row_offset) {
     // out is (n_positions, d_model); table is (n_rows, d_model).
-    if (!out || !table || !positions) return PE_ERR_NULL;
     pe_status st = pe__learned_dims(d_model, n_rows);
     if (st != PE_OK) return st;
-    if (n_positions < 1) return PE_ERR_SHAPE;
+    if (n_positions < 0) return PE_ERR_SHAPE;
+    if (n_positions == 0) return PE_OK;
+    if (!out || !table || !positions) return PE_ERR_NULL;
     if ((uint64_t)n_positions * (uint64_t)d_model > (uint64_t)(SIZE_MAX / sizeof(float))) return PE_ERR_SHAPE;
     st = pe__learned_check(positions, (size_t)n_positions, n_rows, row_offset);
     if (st != PE_OK) return st;
@@ -58,18 +60,19 @@ static void pe__add_row(float *x, const float *row, int32_t n) {
     for (; k < n; k++) x[k] += row[k];
 }
 
-pe_status pe_learned_add(float *x, const float *table, const int32_t *positions, int32_t batch, int32_t seq,
-                         int32_t d_model, int32_t n_rows, int32_t row_offset, int32_t per_batch_positions) {
+pe_status pe_learned_add(float *x, const float *table, const int32_t *positions, const pe_learned_add_config *cfg) {
     // x is (batch, seq, d_model); table is (n_rows, d_model); positions NULL, (seq,) or (batch, seq).
-    if (!x || !table) return PE_ERR_NULL;
-    pe_status st = pe__learned_dims(d_model, n_rows);
+    if (!cfg) return PE_ERR_NULL;
+    const int32_t batch = cfg->batch, seq = cfg->seq, d_model = cfg->d_model, row_offset = cfg->row_offset;
+    pe_status st = pe__learned_dims(d_model, cfg->n_rows);
     if (st != PE_OK) return st;
-    if (batch < 1 || seq < 1) return PE_ERR_SHAPE;
-    if ((uint64_t)batch * (uint64_t)seq * (uint64_t)d_model > (uint64_t)(SIZE_MAX / sizeof(float)))
-        return PE_ERR_SHAPE;
-    const int per_batch = positions && per_batch_positions;
+    if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
+    if ((int64_t)batch * seq == 0) return PE_OK;
+    if (!x || !table) return PE_ERR_NULL;
+    if (!pe__floats_fit3(batch, seq, d_model)) return PE_ERR_SHAPE; /* three int32s can pass 2^64 */
+    const int per_batch = positions && cfg->per_batch_positions;
     const size_t n_pos = per_batch ? (size_t)batch * (size_t)seq : (size_t)seq;
-    st = pe__learned_check(positions, n_pos, n_rows, row_offset);
+    st = pe__learned_check(positions, n_pos, cfg->n_rows, row_offset);
     if (st != PE_OK) return st;
 
     const size_t D = (size_t)d_model;

@@ -9,6 +9,7 @@
  * arithmetic as the scalar path, in the same order: the two builds agree bit for bit.
  */
 #include "posenc.h"
+#include "pe_math.h"
 #include "rope_internal.h"
 #include "simd.h"
 
@@ -19,18 +20,11 @@
 /* sin and cos of pos * theta, exact for any int32 position                                       */
 /* ---------------------------------------------------------------------------------------------- */
 /* Why not float32 like the reference: pos * theta in float32 is off by ~pos * theta * 2^-24, 1e-2 rad at
- * position 131071. We form the angle in double and reduce it there: k = nearest(x * 2/pi),
- * r = x - k * pi/2 with pi/2 split into three parts (Cody & Waite 1980). The first two parts carry 22 bits
- * each, so k * part is exact for every k < 2^31 — any int32 position times theta <= 1 — and the subtraction
- * loses nothing; r is then right to ~1 ulp of double. Only r (|r| <= pi/4) is rounded to float32, and short
+ * position 131071. We form the angle in double and reduce it there (pe__reduce_pio2, pe_math.h: exact for
+ * every angle below PE_MAX_ANGLE, which pe_rope_init guarantees for every int32 position by bounding each
+ * inverse frequency by PE_ROPE_MAX_INV_FREQ). Only r (|r| <= pi/4) is rounded to float32, and short
  * minimax polynomials (Cephes sinf/cosf) give sin r and cos r to ~1 ulp of float32; k mod 4 picks the
  * quadrant. No libm call per element, and it vectorises: f64x2 for the reduction, f32x4 after. */
-static const double PE__TWO_OVER_PI = 0x1.45f306dc9c883p-1;
-static const double PE__PIO2_1 = 0x1.921fb00000000p+0;  /* 22 bits */
-static const double PE__PIO2_2 = 0x1.5110b00000000p-22; /* next 22 bits */
-static const double PE__PIO2_3 = 0x1.18469898cc517p-44; /* the rest */
-static const double PE__ROUND_MAGIC = 0x1.8p52;         /* (x + M) - M rounds to nearest even for |x| < 2^51 */
-
 #define PE__S1 (-1.6666654611e-1f)
 #define PE__S2 (8.3321608736e-3f)
 #define PE__S3 (-1.9515295891e-4f)
@@ -51,8 +45,8 @@ static inline float pe__cos_poly(float r) {
 /* Quadrant q = k mod 4:  sin x = { s, c, -s, -c }[q],  cos x = { c, -s, -c, s }[q].
  * Branch-free: odd q swaps s and c; bit 1 of q flips the sign of sin, bit 1 of q + 1 flips cos. */
 static inline void pe__sincos_scalar(float *out_sin, float *out_cos, double x, float scale) {
-    double k = (x * PE__TWO_OVER_PI + PE__ROUND_MAGIC) - PE__ROUND_MAGIC;
-    double r = ((x - k * PE__PIO2_1) - k * PE__PIO2_2) - k * PE__PIO2_3;
+    double k;
+    const double r = pe__reduce_pio2(x, &k);
     double k4 = ((k * 0.25 + PE__ROUND_MAGIC) - PE__ROUND_MAGIC) * 4.0; /* exact: k - k4 in [-2, 2] */
     uint32_t q = (uint32_t)(int32_t)(k - k4);
     float rf = (float)r;
@@ -73,16 +67,11 @@ static inline void pe__sincos_scalar(float *out_sin, float *out_cos, double x, f
 #if PE_SIMD
 /* Four angles at once: the same operations as pe__sincos_scalar, lane by lane. */
 static inline void pe__sincos4(float *out_sin, float *out_cos, pe_v128 x01, pe_v128 x23, pe_v128 scale) {
-    const pe_v128 two_over_pi = pe_f64x2_splat(PE__TWO_OVER_PI);
-    const pe_v128 p1 = pe_f64x2_splat(PE__PIO2_1), p2 = pe_f64x2_splat(PE__PIO2_2), p3 = pe_f64x2_splat(PE__PIO2_3);
     const pe_v128 quarter = pe_f64x2_splat(0.25), four = pe_f64x2_splat(4.0);
 
-    pe_v128 k01 = pe_f64x2_nearest(pe_f64x2_mul(x01, two_over_pi));
-    pe_v128 k23 = pe_f64x2_nearest(pe_f64x2_mul(x23, two_over_pi));
-    pe_v128 r01 = pe_f64x2_sub(pe_f64x2_sub(pe_f64x2_sub(x01, pe_f64x2_mul(k01, p1)), pe_f64x2_mul(k01, p2)),
-                               pe_f64x2_mul(k01, p3));
-    pe_v128 r23 = pe_f64x2_sub(pe_f64x2_sub(pe_f64x2_sub(x23, pe_f64x2_mul(k23, p1)), pe_f64x2_mul(k23, p2)),
-                               pe_f64x2_mul(k23, p3));
+    pe_v128 k01, k23;
+    const pe_v128 r01 = pe__reduce_pio2_2(x01, &k01);
+    const pe_v128 r23 = pe__reduce_pio2_2(x23, &k23);
     pe_v128 q01 = pe_f64x2_sub(k01, pe_f64x2_mul(pe_f64x2_nearest(pe_f64x2_mul(k01, quarter)), four));
     pe_v128 q23 = pe_f64x2_sub(k23, pe_f64x2_mul(pe_f64x2_nearest(pe_f64x2_mul(k23, quarter)), four));
     pe_v128 q = pe_f64x2_to_i32_pair(q01, q23);
@@ -160,13 +149,20 @@ pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int
     if (st != PE_OK) return st;
     if (seq_len == PE_SEQ_LEN_FROM_POSITIONS) seq_len = (int64_t)max_position + 1;
 
+    int32_t n = rope->n_freq;
+    /* the table must be addressable (wasm32: size_t is 32 bits) */
+    if (!pe__floats_fit3(n_positions, n, 1)) return PE_ERR_SHAPE;
+    /* HF multiplies the float32 cos/sin by the attention factor; we round the product of the factors once.
+     * Bounded so that scale * cos (|cos| <= 1, and a hair more from the polynomial) stays finite. */
+    const double scale_d = rope->attention_scaling * extra_scale;
+    if (!(fabs(scale_d) <= PE_ROPE_MAX_SCALE)) return PE_ERR_SCALE;
+    const float scale = (float)scale_d;
+
     /* the cached frequencies are used in place: a decode step's single row costs no copy */
     double scratch[PE_ROPE_MAX_FREQ];
     const double *inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
-
-    /* HF multiplies the float32 cos/sin by the attention factor; we round the product of the factors once */
-    float scale = (float)(rope->attention_scaling * extra_scale);
-    int32_t n = rope->n_freq;
+    /* a recomputed (dynamic NTK) set is checked like the ones pe_rope_init checked */
+    if (inv_freq == scratch && !pe__rope_freqs_in_range(inv_freq, n)) return PE_ERR_FACTOR;
     for (int32_t p = 0; p < n_positions; p++)
         pe__cos_sin_row(cos + (size_t)p * n, sin + (size_t)p * n, (double)positions[p], inv_freq, n, scale);
     return PE_OK;
@@ -239,9 +235,7 @@ PE_INLINE void pe__rotate_heads(float *x, int32_t count, size_t stride, const fl
     }
 }
 
-#ifndef PE__HEAD_GROUP
-#define PE__HEAD_GROUP 2
-#endif
+#define PE__HEAD_GROUP 2 /* bhsd: heads rotated together per cos/sin row (see pe__apply) */
 
 PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t batch, int32_t seq, int32_t heads,
                          int32_t head_dim, int32_t n, int bhsd, int per_batch_rows, const int interleaved,
@@ -272,20 +266,25 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
     }
 }
 
-pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin, int32_t batch,
-                        int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
-    if (!rope) return PE_ERR_NULL;
-    if (batch < 0 || seq < 0 || heads < 0) return PE_ERR_SHAPE;
-    if (layout != PE_LAYOUT_BSHD && layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
-    if (rotation != PE_ROTATE_FORWARD && rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
-    if ((int64_t)batch * seq * heads == 0) return PE_OK;
+pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin,
+                        const pe_rope_apply_config *cfg) {
+    // x is (batch, seq, heads, head_dim) or (batch, heads, seq, head_dim), dense; cos/sin (rows, n_freq).
+    if (!rope || !cfg) return PE_ERR_NULL;
+    const int32_t batch = cfg->batch, seq = cfg->seq, heads = cfg->heads;
+    if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
+    if (heads < 1) return PE_ERR_HEADS;
+    if (cfg->layout != PE_LAYOUT_BSHD && cfg->layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
+    if (cfg->rotation != PE_ROTATE_FORWARD && cfg->rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
+    if ((int64_t)batch * seq == 0) return PE_OK;
     if (!x || !cos || !sin) return PE_ERR_NULL;
-    if ((double)batch * seq * heads * rope->config.head_dim > (double)(PTRDIFF_MAX / sizeof(float)))
-        return PE_ERR_SHAPE;
+    /* every index below is a size_t product of these: the tensor and the tables must be addressable */
+    const int64_t dims_x[4] = {batch, seq, heads, rope->config.head_dim};
+    if (pe__count(PE__MAX_FLOATS, 4, dims_x) > PE__MAX_FLOATS) return PE_ERR_SHAPE;
+    if (!pe__floats_fit3(cfg->per_batch_rows ? batch : 1, seq, rope->n_freq)) return PE_ERR_SHAPE;
 
     int32_t n = rope->n_freq, d = rope->config.head_dim;
-    int bhsd = layout == PE_LAYOUT_BHSD, rows = per_batch_rows != 0;
-    int interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED, inverse = rotation == PE_ROTATE_INVERSE;
+    int bhsd = cfg->layout == PE_LAYOUT_BHSD, rows = cfg->per_batch_rows != 0;
+    int interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED, inverse = cfg->rotation == PE_ROTATE_INVERSE;
     /* four instantiations so the pairing and the direction are never decided inside the loops */
     if (interleaved && inverse)
         pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 1, 1);

@@ -89,6 +89,23 @@ static void pe__dynamic_inv_freq(double *inv_freq, const pe_rope_config *c, int3
     pe__default_inv_freq(inv_freq, dim / 2, base, dim);
 }
 
+/* Every angle pos * inv_freq of every int32 position must stay below PE_MAX_ANGLE, where the reduction in
+ * rope.c is exact (pe_math.h): 0 <= inv_freq <= PE_ROPE_MAX_INV_FREQ. Written so that NaN fails. */
+int pe__rope_freqs_in_range(const double *inv_freq, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (!(inv_freq[i] >= 0.0 && inv_freq[i] <= PE_ROPE_MAX_INV_FREQ)) return 0;
+    return 1;
+}
+
+/* Which field to blame for a table out of range: base when base alone (the unscaled theta_i over the
+ * same exponent) already leaves the range, else the scaling factors. */
+static pe_status pe__rope_range_status(const pe_rope_config *c) {
+    double theta[PE_ROPE_MAX_FREQ];
+    const int32_t dim = c->rotary_dim, exp_dim = c->type == PE_ROPE_PROPORTIONAL ? c->head_dim : dim;
+    pe__default_inv_freq(theta, dim / 2, c->base, exp_dim);
+    return pe__rope_freqs_in_range(theta, dim / 2) ? PE_ERR_FACTOR : PE_ERR_BASE;
+}
+
 /* Validates the fields each type reads and fills in defaults, HF's way. */
 static pe_status pe__rope_resolve(pe_rope_config *c) {
     if (c->head_dim < 2 || c->head_dim > PE_ROPE_MAX_HEAD_DIM || c->head_dim % 2) return PE_ERR_HEAD_DIM;
@@ -208,6 +225,14 @@ pe_status pe_rope_init(pe_rope *rope, const pe_rope_config *cfg) {
     default:
         return PE_ERR_ROPE_TYPE;
     }
+    /* Refused here rather than producing garbage later: angles past PE_MAX_ANGLE lose their quadrant (and past
+     * 2^51 cos/sin leave [-1, 1]), a non-finite frequency gives NaN, a non-finite or huge attention factor
+     * non-finite tables. Dynamic NTK only lowers the frequencies as seq_len grows (its base only grows),
+     * so the table at init bounds every later one; pe_rope_cos_sin checks recomputed tables anyway. */
+    if (!pe__rope_freqs_in_range(rope->inv_freq, dim / 2) ||
+        (c.type == PE_ROPE_LONGROPE && !pe__rope_freqs_in_range(rope->inv_freq_long, dim / 2)))
+        return pe__rope_range_status(&c);
+    if (!(fabs(rope->attention_scaling) <= PE_ROPE_MAX_SCALE)) return PE_ERR_ATTENTION_FACTOR;
     rope->config.short_factor = NULL; /* resolved into the tables; the caller's arrays may go away */
     rope->config.long_factor = NULL;
     return PE_OK;
@@ -229,6 +254,7 @@ pe_status pe_rope_inv_freq(double *inv_freq, double *attention_scaling, const pe
     if (attention_scaling) *attention_scaling = rope->attention_scaling;
     if (!inv_freq) return PE_OK;
     const double *src = pe__rope_inv_freq_at(rope, seq_len, inv_freq);
+    if (src == inv_freq && !pe__rope_freqs_in_range(inv_freq, rope->n_freq)) return PE_ERR_FACTOR; /* recomputed */
     if (src != inv_freq) memcpy(inv_freq, src, (size_t)rope->n_freq * sizeof *inv_freq);
     return PE_OK;
 }

@@ -8,4 +8,7 @@
  * (PE_ROPE_MAX_FREQ doubles) filled when dynamic NTK must recompute them past max_position_embeddings. */
 const double *pe__rope_inv_freq_at(const pe_rope *rope, int64_t seq_len, double *scratch);
 
+/* 1 if every inv_freq[0..n) lies in [0, PE_ROPE_MAX_INV_FREQ] (NaN does not). */
+int pe__rope_freqs_in_range(const double *inv_freq, int32_t n);
+
 #endif

@@ -10,14 +10,15 @@
  * Numerics: the frequency and the angle are formed in double exactly as the references' float64 numpy/torch
  * code does (p / base^(2i/d), division included), sin and cos in double, then one rounding to float32. So
  * a large position (1e6) is as exact as a small one; a float32 angle would be off by ~p·2^-24 rad.
- * sin and cos are not libm calls per element: the angle is reduced in double (k = nearest(x·2/π),
- * r = x − k·π/2 with π/2 in three parts, Cody & Waite 1980, exact for every angle below 2^31, the same
- * constants as rope.c) and fdlibm's __kernel_sin / __kernel_cos polynomials (Sun 1993, < 1 ulp of double on
+ * sin and cos are not libm calls per element: the angle is reduced in double (pe__reduce_pio2 in
+ * pe_math.h, shared with rope.c: k = nearest(x·2/π), r = x − k·π/2 with π/2 in three parts, Cody & Waite
+ * 1980, exact below PE_MAX_ANGLE, which the base check keeps every int32 position under) and fdlibm's __kernel_sin / __kernel_cos polynomials (Sun 1993, < 1 ulp of double on
  * |r| ≤ π/4) give sin r and cos r; the quadrant k mod 4 picks and signs them. That is within an ulp or two
  * of double of libm's sin/cos, so after the rounding to float32 it matches the float64 references (the
  * golden tests check 0 ulps), and it vectorises: f64x2 lanes run the same operations as the scalar code.
  */
 #include "posenc.h"
+#include "pe_math.h"
 #include "simd.h"
 
 #include <math.h>
@@ -31,6 +32,22 @@ typedef struct pe__sin_resolved {
     int32_t use_pad;
     int32_t pad;
 } pe__sin_resolved;
+
+static int32_t pe__sin_nfreq_of(int32_t variant, int32_t d);
+
+/* The largest frequency (radians per position step) of the table: 1 at i = 0, or the last one's. A NaN
+ * (not possible from a finite base > 0, but cheap to refuse) counts as too large. */
+static double pe__sin_max_frequency(const pe__sin_resolved *r, int32_t d) {
+    const int32_t last = pe__sin_nfreq_of(r->variant, d) - 1;
+    if (last < 1) return 1.0;
+    double f;
+    if (r->variant == PE_SINUSOIDAL_TENSOR2TENSOR)
+        f = exp((double)last * -(log(r->base) / (double)(d / 2 - 1))); /* angle = p * f */
+    else
+        f = 1.0 / pow(r->base, (double)(2 * last) / (double)d);    /* angle = p / base^(2i/d) */
+    if (f != f) return INFINITY;
+    return f > 1.0 ? f : 1.0;
+}
 
 static pe_status pe__sin_resolve(pe__sin_resolved *r, int32_t d_model, const pe_sinusoidal_config *cfg) {
     static const pe_sinusoidal_config defaults = {0};
@@ -46,15 +63,15 @@ static pe_status pe__sin_resolve(pe__sin_resolved *r, int32_t d_model, const pe_
     if (d_model < 1) return PE_ERR_SHAPE;
     /* tensor2tensor divides by d/2 - 1: d_model 2 and 3 would divide by zero (torch gives NaN). */
     if (r->variant == PE_SINUSOIDAL_TENSOR2TENSOR && d_model < 4) return PE_ERR_SHAPE;
+    /* Every angle of every int32 position must stay below PE_MAX_ANGLE, where the reduction is exact: each
+     * frequency (radians per position) at most PE_MAX_FREQUENCY. Frequencies are monotone in i, so the
+     * extremes are i = 0 (exactly 1) and the last one, computed here exactly as pe__sin_freqs_init does.
+     * Only a base below 1 can fail: 1 / base^(2i/d) grows with i (e.g. base 5e-324 gives infinity). */
+    if (pe__sin_max_frequency(r, d_model) > PE_MAX_FREQUENCY) return PE_ERR_BASE;
     return PE_OK;
 }
 
 /* ---- sin and cos in double without libm ------------------------------------------------------- */
-static const double PE__S_TWO_OVER_PI = 0x1.45f306dc9c883p-1;
-static const double PE__S_PIO2_1 = 0x1.921fb00000000p+0;  /* 22 bits: k * PIO2_1 exact for k < 2^31 */
-static const double PE__S_PIO2_2 = 0x1.5110b00000000p-22; /* next 22 bits */
-static const double PE__S_PIO2_3 = 0x1.18469898cc517p-44; /* the rest */
-static const double PE__S_ROUND = 0x1.8p52;               /* (x + M) - M rounds to nearest for |x| < 2^51 */
 /* fdlibm k_sin.c / k_cos.c */
 #define PE__KS1 (-1.66666666666666324348e-01)
 #define PE__KS2 8.33333333332248946124e-03
@@ -69,10 +86,10 @@ static const double PE__S_ROUND = 0x1.8p52;               /* (x + M) - M rounds 
 #define PE__KC5 2.08757232129817482790e-09
 #define PE__KC6 (-1.13596475577881948265e-11)
 
-/* sin and cos of x, 0 <= x < 2^31 (positions are int32 and every frequency is <= 1). */
+/* sin and cos of x, 0 <= x < PE_MAX_ANGLE (positions are int32, every frequency <= PE_MAX_FREQUENCY). */
 static inline void pe__sincos_d(double x, double *out_sin, double *out_cos) {
-    const double k = (x * PE__S_TWO_OVER_PI + PE__S_ROUND) - PE__S_ROUND;
-    const double r = ((x - k * PE__S_PIO2_1) - k * PE__S_PIO2_2) - k * PE__S_PIO2_3;
+    double k;
+    const double r = pe__reduce_pio2(x, &k);
     const double z = r * r;
     const double ps = PE__KS2 + z * (PE__KS3 + z * (PE__KS4 + z * (PE__KS5 + z * PE__KS6)));
     const double s = r + (z * r) * (PE__KS1 + z * ps);
@@ -91,11 +108,8 @@ static inline void pe__sincos_d(double x, double *out_sin, double *out_cos) {
 
 /* Two angles at once: the operations of pe__sincos_d, lane by lane. */
 static inline void pe__sincos_d2(pe_v128 x, pe_v128 *out_sin, pe_v128 *out_cos) {
-    const pe_v128 M = pe_f64x2_splat(PE__S_ROUND);
-    const pe_v128 k = pe_f64x2_sub(pe_f64x2_add(pe_f64x2_mul(x, pe_f64x2_splat(PE__S_TWO_OVER_PI)), M), M);
-    const pe_v128 r = pe_f64x2_sub(pe_f64x2_sub(pe_f64x2_sub(x, pe_f64x2_mul(k, pe_f64x2_splat(PE__S_PIO2_1))),
-                                                pe_f64x2_mul(k, pe_f64x2_splat(PE__S_PIO2_2))),
-                                   pe_f64x2_mul(k, pe_f64x2_splat(PE__S_PIO2_3)));
+    pe_v128 k;
+    const pe_v128 r = pe__reduce_pio2_2(x, &k);
     const pe_v128 z = pe_f64x2_mul(r, r);
 #define PE__S2(c) pe_f64x2_splat(c)
     pe_v128 ps = pe_f64x2_add(PE__S2(PE__KS5), pe_f64x2_mul(z, PE__S2(PE__KS6)));
@@ -138,9 +152,10 @@ typedef struct pe__sin_freqs {
 
 /* Number of frequencies: interleaved and half use ceil(d/2) (an odd d ends with one more sin than cos);
  * tensor2tensor uses floor(d/2) (and a zero column for odd d). */
-static int32_t pe__sin_nfreq(const pe__sin_resolved *r, int32_t d) {
-    return r->variant == PE_SINUSOIDAL_TENSOR2TENSOR ? d / 2 : (d + 1) / 2;
+static int32_t pe__sin_nfreq_of(int32_t variant, int32_t d) {
+    return variant == PE_SINUSOIDAL_TENSOR2TENSOR ? d / 2 : (d + 1) / 2;
 }
+static int32_t pe__sin_nfreq(const pe__sin_resolved *r, int32_t d) { return pe__sin_nfreq_of(r->variant, d); }
 
 static void pe__sin_freqs_init(pe__sin_freqs *F, const pe__sin_resolved *r, int32_t d, int32_t i0, int32_t n) {
     F->i0 = i0;
@@ -230,13 +245,14 @@ static void pe__sin_emit(float *x, const float *sn, const float *cs, const pe__s
 
 pe_status pe_sinusoidal_table(float *out, int32_t seq_len, int32_t d_model, const pe_sinusoidal_config *cfg) {
     // out is (seq_len, d_model), row r at position offset + r.
-    if (!out) return PE_ERR_NULL;
     pe__sin_resolved r;
     pe_status st = pe__sin_resolve(&r, d_model, cfg);
     if (st != PE_OK) return st;
-    if (seq_len < 1) return PE_ERR_SHAPE;
+    if (seq_len < 0) return PE_ERR_SHAPE;
     if ((int64_t)r.offset + (int64_t)seq_len - 1 > INT32_MAX) return PE_ERR_SHAPE;
     if ((uint64_t)seq_len * (uint64_t)d_model > (uint64_t)(SIZE_MAX / sizeof(float))) return PE_ERR_SHAPE;
+    if (seq_len == 0) return PE_OK;
+    if (!out) return PE_ERR_NULL;
 
     const size_t D = (size_t)d_model;
     const int32_t nf = pe__sin_nfreq(&r, d_model);
@@ -259,13 +275,13 @@ pe_status pe_sinusoidal_table(float *out, int32_t seq_len, int32_t d_model, cons
 pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, int32_t seq, int32_t d_model,
                             int32_t per_batch_positions, const pe_sinusoidal_config *cfg) {
     // x is (batch, seq, d_model); positions NULL, (seq,) or (batch, seq).
-    if (!x) return PE_ERR_NULL;
     pe__sin_resolved r;
     pe_status st = pe__sin_resolve(&r, d_model, cfg);
     if (st != PE_OK) return st;
-    if (batch < 1 || seq < 1) return PE_ERR_SHAPE;
-    if ((uint64_t)batch * (uint64_t)seq * (uint64_t)d_model > (uint64_t)(SIZE_MAX / sizeof(float)))
-        return PE_ERR_SHAPE;
+    if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
+    if (!pe__floats_fit3(batch, seq, d_model)) return PE_ERR_SHAPE; /* three int32s can pass 2^64 */
+    if ((int64_t)batch * seq == 0) return PE_OK;
+    if (!x) return PE_ERR_NULL;
     const int per_batch = positions && per_batch_positions;
     if (positions) {
         const size_t n_pos = per_batch ? (size_t)batch * (size_t)seq : (size_t)seq;

@@ -193,20 +193,40 @@ static void test_bad_input(void) {
     CHECK_STATUS(pe_alibi_slopes(s, -3), PE_ERR_HEADS);
     CHECK_STATUS(pe_alibi_bias(NULL, NULL, 1, 1, 1, 0), PE_ERR_NULL);
     CHECK_STATUS(pe_alibi_bias(bias, NULL, 0, 1, 1, 0), PE_ERR_HEADS);
-    CHECK_STATUS(pe_alibi_bias(bias, NULL, 1, 0, 1, 0), PE_ERR_SHAPE);
+    CHECK_STATUS(pe_alibi_bias(bias, NULL, 1, -1, 1, 0), PE_ERR_SHAPE); /* q_len 0 is a no-op: test_zero_sizes */
     CHECK_STATUS(pe_alibi_bias(bias, NULL, 1, 1, -1, 0), PE_ERR_SHAPE);
     CHECK_STATUS(pe_alibi_bias(bias, NULL, 1, INT32_MAX, INT32_MAX, 0), PE_ERR_SHAPE);
     float bad[2] = {0.5f, NAN};
     CHECK_STATUS(pe_alibi_bias(bias, bad, 2, 2, 2, 0), PE_ERR_FIELD_VALUE);
     CHECK_STATUS(pe_alibi_bias_from_mask(bias, NULL, NULL, 1, 1, 4), PE_ERR_NULL);
-    CHECK_STATUS(pe_alibi_bias_from_mask(bias, NULL, mask, 0, 1, 4), PE_ERR_SHAPE);
+    CHECK_STATUS(pe_alibi_bias_from_mask(bias, NULL, mask, -1, 1, 4), PE_ERR_SHAPE);
     CHECK_STATUS(pe_alibi_bias_from_mask(bias, NULL, mask, 1, 0, 4), PE_ERR_HEADS);
     CHECK_STATUS(pe_alibi_bias_from_mask(bias, bad, mask, 1, 2, 4), PE_ERR_FIELD_VALUE);
     mask[2] = 2;
     CHECK_STATUS(pe_alibi_bias_from_mask(bias, NULL, mask, 1, 1, 4), PE_ERR_FIELD_VALUE);
 }
 
+/* posenc.h "Sizes": counts of 0 are no-ops that write nothing (NULL arrays allowed); structural sizes
+ * (n_heads) are still checked. */
+static void test_zero_sizes(void) {
+    float bias[4] = {7, 7, 7, 7};
+    int32_t mask[4] = {1, 1, 1, 1};
+    CHECK_STATUS(pe_alibi_bias(bias, NULL, 2, 0, 3, 1), PE_OK);
+    CHECK_STATUS(pe_alibi_bias(bias, NULL, 2, 3, 0, 0), PE_OK);
+    CHECK_STATUS(pe_alibi_bias(NULL, NULL, 2, 0, 0, 0), PE_OK);
+    CHECK(bias[0] == 7 && bias[3] == 7, "alibi_bias wrote with q_len or k_len 0");
+    CHECK_STATUS(pe_alibi_bias(bias, NULL, 0, 0, 3, 0), PE_ERR_HEADS);
+    float bad[2] = {0.5f, NAN};
+    CHECK_STATUS(pe_alibi_bias(NULL, bad, 2, 0, 3, 0), PE_ERR_FIELD_VALUE);
+    CHECK_STATUS(pe_alibi_bias_from_mask(bias, NULL, mask, 0, 2, 4), PE_OK);
+    CHECK_STATUS(pe_alibi_bias_from_mask(bias, NULL, mask, 2, 2, 0), PE_OK);
+    CHECK_STATUS(pe_alibi_bias_from_mask(NULL, NULL, NULL, 0, 2, 4), PE_OK);
+    CHECK(bias[0] == 7 && bias[3] == 7, "alibi_bias_from_mask wrote with batch or seq 0");
+    CHECK_STATUS(pe_alibi_bias_from_mask(bias, NULL, mask, 0, 0, 4), PE_ERR_HEADS);
+}
+
 int main(void) {
+    test_zero_sizes();
     test_golden();
     test_slopes_formula();
     test_bias();

@@ -12,6 +12,14 @@
 /* Reference                                                                                      */
 /* ---------------------------------------------------------------------------------------------- */
 
+/* pe_rope_apply with the shape and flags as arguments (the tests' tables read better so) */
+static pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch,
+                            int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
+    const pe_rope_apply_config ac = {.batch = batch, .seq = seq, .heads = heads, .layout = layout,
+                                     .per_batch_rows = per_batch_rows, .rotation = rotation};
+    return pe_rope_apply(rope, x, cs, sn, &ac);
+}
+
 static size_t idx(int layout, int B_, int H, int S, int D, int b, int h, int s, int d) {
     (void)B_;
     if (layout == PE_LAYOUT_BHSD) return (((size_t)b * H + h) * S + s) * D + d;
@@ -500,7 +508,7 @@ static void test_k_rotated(void) {
         float *cs = malloc(sizeof(float) * Sk * rope.n_freq), *sn = malloc(sizeof(float) * Sk * rope.n_freq);
         CHECK_STATUS(pe_rope_cos_sin(cs, sn, &rope, kp_all, Sk, (int64_t)maxp + 1, 1.0), PE_OK);
         memcpy(kr, k, sizeof(float) * nk);
-        CHECK_STATUS(pe_rope_apply(&rope, kr, cs, sn, c.batch, Sk, KVH, layout, 0, PE_ROTATE_FORWARD), PE_OK);
+        CHECK_STATUS(rope_apply(&rope, kr, cs, sn, c.batch, Sk, KVH, layout, 0, PE_ROTATE_FORWARD), PE_OK);
         float *kr0 = malloc(sizeof(float) * nk);
         memcpy(kr0, kr, sizeof(float) * nk);
 
@@ -535,9 +543,9 @@ static void test_bad_input(void) {
     b = c; b.heads = 0; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
     b = c; b.kv_heads = 3; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
     b = c; b.kv_heads = -1; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
-    b = c; b.batch = 0; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
+    b = c; b.batch = -1; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE); /* 0: test_zero_sizes */
     b = c; b.q_len = -1; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
-    b = c; b.k_len = 0; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
+    b = c; b.k_len = -1; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
     b = c; b.head_dim = 0; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
     b = c; b.layout = 2; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_LAYOUT);
     b = c; b.scale = NAN; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SCALE);
@@ -579,7 +587,56 @@ static void test_bad_input(void) {
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, sizeof scratch / sizeof *scratch, &b), PE_ERR_SHAPE);
 }
 
+/* posenc.h "Sizes": batch or q_len 0 is a no-op (nothing written, NULL arrays and no scratch allowed);
+ * k_len 0 leaves every query row without a key, so out is all zeros as for any fully masked row; the
+ * structural sizes are still checked. */
+static void test_zero_sizes(void) {
+    enum { H = 2, D = 4 };
+    float q[2 * H * D], out[2 * H * D];
+    for (int i = 0; i < 2 * H * D; i++) q[i] = 0.25f * (float)(i + 1);
+    pe_attention_config c = {0};
+    c.batch = 0; c.heads = H; c.q_len = 2; c.k_len = 3; c.head_dim = D; c.causal = 1;
+    size_t ns = 99;
+    pe_rope rope;
+    pe_rope_config rc = {0};
+    rc.head_dim = D;
+    CHECK_STATUS(pe_rope_init(&rope, &rc), PE_OK);
+    c.rope = &rope;
+    CHECK_STATUS(pe_attention_scratch_size(&ns, &c), PE_OK);
+    CHECK(ns == 0, "batch 0 scratch %zu", ns);
+    memset(out, 0x7f, sizeof out);
+    CHECK_STATUS(pe_attention(out, NULL, q, q, q, NULL, 0, &c), PE_OK);
+    CHECK_STATUS(pe_attention(NULL, NULL, NULL, NULL, NULL, NULL, 0, &c), PE_OK);
+    c.batch = 1; c.q_len = 0;
+    CHECK_STATUS(pe_attention_scratch_size(&ns, &c), PE_OK);
+    CHECK(ns == 0, "q_len 0 scratch %zu", ns);
+    CHECK_STATUS(pe_attention(out, NULL, q, q, q, NULL, 0, &c), PE_OK);
+    int untouched = 1;
+    for (int i = 0; i < 2 * H * D; i++) untouched &= out[i] == out[0] && out[0] > 1e38f;
+    CHECK(untouched, "attention wrote with batch or q_len 0");
+    c.head_dim = 0;
+    CHECK_STATUS(pe_attention(out, NULL, q, q, q, NULL, 0, &c), PE_ERR_SHAPE);
+    c.head_dim = D; c.heads = 0;
+    CHECK_STATUS(pe_attention(out, NULL, q, q, q, NULL, 0, &c), PE_ERR_HEADS);
+
+    /* k_len 0, no RoPE (explicit query positions): zeros, weights empty; k and v may be NULL */
+    const int32_t qpos[2] = {0, 1};
+    c.heads = H; c.rope = NULL; c.q_len = 2; c.k_len = 0; c.q_positions = qpos;
+    memset(out, 0x7f, sizeof out);
+    CHECK_STATUS(pe_attention(out, NULL, q, NULL, NULL, NULL, 0, &c), PE_OK);
+    int zeros = 1;
+    for (int i = 0; i < 2 * H * D; i++) zeros &= out[i] == 0.0f;
+    CHECK(zeros, "k_len 0: out all zeros");
+    /* with RoPE and default query positions, q_len > k_len puts queries below position 0: refused as before */
+    c.rope = &rope; c.q_positions = NULL;
+    float scratch[64];
+    CHECK_STATUS(pe_attention_scratch_size(&ns, &c), PE_OK);
+    CHECK(ns <= 64, "scratch %zu", ns);
+    CHECK_STATUS(pe_attention(out, NULL, q, NULL, NULL, scratch, ns, &c), PE_ERR_POSITION);
+}
+
 int main(void) {
+    test_zero_sizes();
     test_fixed_shapes();
     test_more_shapes();
     test_random_shapes();

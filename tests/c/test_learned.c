@@ -8,6 +8,14 @@
 #include <string.h>
 
 /* OPTLearnedPositionalEmbedding.forward: position_ids = (cumsum(mask, 1) * mask - 1)[:, past:] */
+/* pe_learned_add with the shapes as arguments (the tests' tables read better so) */
+static pe_status learned_add(float *x, const float *table, const int32_t *positions, int32_t batch, int32_t seq,
+                             int32_t d_model, int32_t n_rows, int32_t row_offset, int32_t per_batch_positions) {
+    const pe_learned_add_config lc = {.batch = batch, .seq = seq, .d_model = d_model, .n_rows = n_rows,
+                                      .row_offset = row_offset, .per_batch_positions = per_batch_positions};
+    return pe_learned_add(x, table, positions, &lc);
+}
+
 static void opt_positions(int32_t *pos, const double *mask, int batch, int seq, int past) {
     for (int b = 0; b < batch; b++) {
         int64_t c = 0;
@@ -56,7 +64,7 @@ static void test_golden(void) {
             size_t n_out = (size_t)batch * seq_out * d;
             float *out = malloc(sizeof(float) * n_out), *x = calloc(n_out, sizeof(float));
             CHECK_STATUS(pe_learned_lookup(out, table, pos, batch * seq_out, d, n_rows, offset), PE_OK);
-            CHECK_STATUS(pe_learned_add(x, table, pos, batch, seq_out, d, n_rows, offset, 1), PE_OK);
+            CHECK_STATUS(learned_add(x, table, pos, batch, seq_out, d, n_rows, offset, 1), PE_OK);
             int exact = 1, add_ok = 1;
             for (size_t t = 0; t < n_out; t++) {
                 exact &= out[t] == (float)emb[t];
@@ -85,7 +93,7 @@ static void test_add_and_range(void) {
 
     /* positions NULL: s, shared by the batch */
     memcpy(x, x0, sizeof x);
-    CHECK_STATUS(pe_learned_add(x, table, NULL, B, S, D, ROWS, OFF, 0), PE_OK);
+    CHECK_STATUS(learned_add(x, table, NULL, B, S, D, ROWS, OFF, 0), PE_OK);
     int ok = 1;
     for (int b = 0; b < B; b++)
         for (int s = 0; s < S; s++)
@@ -95,7 +103,7 @@ static void test_add_and_range(void) {
     /* shared positions, extremes of the valid range: -OFF (row 0) and ROWS - OFF - 1 (last row) */
     int32_t pos[S] = {-OFF, ROWS - OFF - 1, 0, 3, -1};
     memcpy(x, x0, sizeof x);
-    CHECK_STATUS(pe_learned_add(x, table, pos, B, S, D, ROWS, OFF, 0), PE_OK);
+    CHECK_STATUS(learned_add(x, table, pos, B, S, D, ROWS, OFF, 0), PE_OK);
     ok = 1;
     for (int b = 0; b < B; b++)
         for (int s = 0; s < S; s++)
@@ -106,14 +114,14 @@ static void test_add_and_range(void) {
     /* past the end: position ROWS - OFF (= max_len) reads row ROWS; refused before any write */
     int32_t bad[B * S] = {0, 1, 2, 3, 4, 5, 6, 7, 8, ROWS - OFF};
     memcpy(x, x0, sizeof x);
-    CHECK_STATUS(pe_learned_add(x, table, bad, B, S, D, ROWS, OFF, 1), PE_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(learned_add(x, table, bad, B, S, D, ROWS, OFF, 1), PE_ERR_OUT_OF_RANGE);
     CHECK(memcmp(x, x0, sizeof x) == 0, "x untouched after out-of-range");
     bad[9] = -OFF - 1;
-    CHECK_STATUS(pe_learned_add(x, table, bad, B, S, D, ROWS, OFF, 1), PE_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(learned_add(x, table, bad, B, S, D, ROWS, OFF, 1), PE_ERR_OUT_OF_RANGE);
     bad[9] = INT32_MAX;
-    CHECK_STATUS(pe_learned_add(x, table, bad, B, S, D, ROWS, OFF, 1), PE_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(learned_add(x, table, bad, B, S, D, ROWS, OFF, 1), PE_ERR_OUT_OF_RANGE);
     bad[9] = INT32_MIN;
-    CHECK_STATUS(pe_learned_add(x, table, bad, B, S, D, ROWS, OFF, 1), PE_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(learned_add(x, table, bad, B, S, D, ROWS, OFF, 1), PE_ERR_OUT_OF_RANGE);
     CHECK(memcmp(x, x0, sizeof x) == 0, "x untouched");
     float out[S * D], out0[S * D];
     memset(out0, 0x7f, sizeof out0);
@@ -123,29 +131,49 @@ static void test_add_and_range(void) {
     /* default positions 0 .. seq-1 must fit too: seq 17 with offset 2 reads row 18 */
     float big[1 * 17 * D];
     memset(big, 0, sizeof big);
-    CHECK_STATUS(pe_learned_add(big, table, NULL, 1, 17, D, ROWS, OFF, 0), PE_ERR_OUT_OF_RANGE);
-    CHECK_STATUS(pe_learned_add(big, table, NULL, 1, 16, D, ROWS, OFF, 0), PE_OK);
-    CHECK_STATUS(pe_learned_add(big, table, NULL, 1, 1, D, ROWS, -1, 0), PE_ERR_OUT_OF_RANGE);
-    CHECK_STATUS(pe_learned_add(big, table, NULL, 1, 1, D, ROWS, INT32_MAX, 0), PE_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(learned_add(big, table, NULL, 1, 17, D, ROWS, OFF, 0), PE_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(learned_add(big, table, NULL, 1, 16, D, ROWS, OFF, 0), PE_OK);
+    CHECK_STATUS(learned_add(big, table, NULL, 1, 1, D, ROWS, -1, 0), PE_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(learned_add(big, table, NULL, 1, 1, D, ROWS, INT32_MAX, 0), PE_ERR_OUT_OF_RANGE);
     free(table);
 }
 
 static void test_bad_input(void) {
     float t[8], x[8];
     int32_t pos[2] = {0, 1};
-    CHECK_STATUS(pe_learned_add(NULL, t, pos, 1, 2, 4, 2, 0, 0), PE_ERR_NULL);
-    CHECK_STATUS(pe_learned_add(x, NULL, pos, 1, 2, 4, 2, 0, 0), PE_ERR_NULL);
-    CHECK_STATUS(pe_learned_add(x, t, pos, 0, 2, 4, 2, 0, 0), PE_ERR_SHAPE);
-    CHECK_STATUS(pe_learned_add(x, t, pos, 1, -2, 4, 2, 0, 0), PE_ERR_SHAPE);
-    CHECK_STATUS(pe_learned_add(x, t, pos, 1, 2, 0, 2, 0, 0), PE_ERR_SHAPE);
-    CHECK_STATUS(pe_learned_add(x, t, pos, 1, 2, 4, 0, 0, 0), PE_ERR_SHAPE);
+    CHECK_STATUS(learned_add(NULL, t, pos, 1, 2, 4, 2, 0, 0), PE_ERR_NULL);
+    CHECK_STATUS(learned_add(x, NULL, pos, 1, 2, 4, 2, 0, 0), PE_ERR_NULL);
+    CHECK_STATUS(learned_add(x, t, pos, -1, 2, 4, 2, 0, 0), PE_ERR_SHAPE); /* 0: test_zero_sizes */
+    CHECK_STATUS(learned_add(x, t, pos, 1, -2, 4, 2, 0, 0), PE_ERR_SHAPE);
+    CHECK_STATUS(learned_add(x, t, pos, 1, 2, 0, 2, 0, 0), PE_ERR_SHAPE);
+    CHECK_STATUS(learned_add(x, t, pos, 1, 2, 4, 0, 0, 0), PE_ERR_SHAPE);
     CHECK_STATUS(pe_learned_lookup(NULL, t, pos, 2, 4, 2, 0), PE_ERR_NULL);
     CHECK_STATUS(pe_learned_lookup(x, t, NULL, 2, 4, 2, 0), PE_ERR_NULL);
-    CHECK_STATUS(pe_learned_lookup(x, t, pos, 0, 4, 2, 0), PE_ERR_SHAPE);
+    CHECK_STATUS(pe_learned_lookup(x, t, pos, -1, 4, 2, 0), PE_ERR_SHAPE);
     CHECK_STATUS(pe_learned_lookup(x, t, pos, 2, 4, 2, 0), PE_OK);
 }
 
+/* posenc.h "Sizes": n_positions / batch / seq 0 are no-ops that write nothing (NULL arrays allowed, no
+ * position is read); d_model and n_rows are still checked. */
+static void test_zero_sizes(void) {
+    float t[8] = {1, 2, 3, 4, 5, 6, 7, 8}, x[8] = {7, 7, 7, 7, 7, 7, 7, 7};
+    int32_t far[2] = {100, -100};
+    CHECK_STATUS(pe_learned_lookup(x, t, far, 0, 4, 2, 0), PE_OK);
+    CHECK_STATUS(pe_learned_lookup(NULL, NULL, NULL, 0, 4, 2, 0), PE_OK);
+    CHECK_STATUS(learned_add(x, t, far, 0, 2, 4, 2, 0, 1), PE_OK);
+    CHECK_STATUS(learned_add(x, t, far, 2, 0, 4, 2, 0, 0), PE_OK);
+    const pe_learned_add_config empty = {.batch = 0, .seq = 2, .d_model = 4, .n_rows = 2};
+    CHECK_STATUS(pe_learned_add(NULL, NULL, NULL, &empty), PE_OK);
+    int untouched = 1;
+    for (int i = 0; i < 8; i++) untouched &= x[i] == 7;
+    CHECK(untouched, "learned wrote with a zero count");
+    CHECK_STATUS(pe_learned_lookup(x, t, far, 0, 0, 2, 0), PE_ERR_SHAPE);
+    CHECK_STATUS(learned_add(x, t, far, 0, 2, 4, 0, 0, 0), PE_ERR_SHAPE);
+    CHECK_STATUS(pe_learned_add(x, t, NULL, NULL), PE_ERR_NULL);
+}
+
 int main(void) {
+    test_zero_sizes();
     test_golden();
     test_add_and_range();
     test_bad_input();

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* pe_rope_apply with the shape and flags as arguments (the tests' tables read better so) */
+static pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch,
+                            int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
+    const pe_rope_apply_config ac = {.batch = batch, .seq = seq, .heads = heads, .layout = layout,
+                                     .per_batch_rows = per_batch_rows, .rotation = rotation};
+    return pe_rope_apply(rope, x, cs, sn, &ac);
+}
+
 static pe_rope_config base_config(int32_t head_dim) {
     pe_rope_config c = {0};
     c.head_dim = head_dim;
@@ -177,7 +185,7 @@ static void test_apply_random(void) {
         for (size_t i = 0; i < len; i++) ref[i] = x0[i] = x[i] = pe_rng_float(&rng);
 
         CHECK_STATUS(pe_rope_cos_sin(cs, sn, &rope, pos, rows, PE_SEQ_LEN_NONE, 1.0), PE_OK);
-        CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, batch, seq, heads, bhsd, per_batch, PE_ROTATE_FORWARD), PE_OK);
+        CHECK_STATUS(rope_apply(&rope, x, cs, sn, batch, seq, heads, bhsd, per_batch, PE_ROTATE_FORWARD), PE_OK);
         reference_apply(ref, &rope, pos, batch, seq, heads, bhsd, per_batch, rope.attention_scaling, 0);
         double err = 0;
         for (size_t i = 0; i < len; i++) err = fmax(err, fabs(x[i] - ref[i]));
@@ -191,7 +199,7 @@ static void test_apply_random(void) {
         /* inverse with 1/scale^2 tables undoes the scaled forward rotation */
         double s = rope.attention_scaling;
         CHECK_STATUS(pe_rope_cos_sin(cs, sn, &rope, pos, rows, PE_SEQ_LEN_NONE, 1.0 / (s * s)), PE_OK);
-        CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, batch, seq, heads, bhsd, per_batch, PE_ROTATE_INVERSE), PE_OK);
+        CHECK_STATUS(rope_apply(&rope, x, cs, sn, batch, seq, heads, bhsd, per_batch, PE_ROTATE_INVERSE), PE_OK);
         double back = 0;
         for (size_t i = 0; i < len; i++) back = fmax(back, fabs(x[i] - x0[i]));
         worst_roundtrip = fmax(worst_roundtrip, back);
@@ -210,12 +218,12 @@ static void test_apply_errors(void) {
     pe_rope_config c = base_config(8);
     pe_rope_init(&rope, &c);
     float x[8] = {0}, cs[4] = {1, 1, 1, 1}, sn[4] = {0};
-    CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, 1, 1, 1, 2, 0, 0), PE_ERR_LAYOUT);
-    CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, -1, 1, 1, 0, 0, 0), PE_ERR_SHAPE);
-    CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, 1, 1, 1, 0, 0, 7), PE_ERR_FIELD_VALUE);
-    CHECK_STATUS(pe_rope_apply(&rope, NULL, cs, sn, 1, 1, 1, 0, 0, 0), PE_ERR_NULL);
-    CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, 0, 1, 1, 0, 0, 0), PE_OK);
-    CHECK_STATUS(pe_rope_apply(NULL, x, cs, sn, 1, 1, 1, 0, 0, 0), PE_ERR_NULL);
+    CHECK_STATUS(rope_apply(&rope, x, cs, sn, 1, 1, 1, 2, 0, 0), PE_ERR_LAYOUT);
+    CHECK_STATUS(rope_apply(&rope, x, cs, sn, -1, 1, 1, 0, 0, 0), PE_ERR_SHAPE);
+    CHECK_STATUS(rope_apply(&rope, x, cs, sn, 1, 1, 1, 0, 0, 7), PE_ERR_FIELD_VALUE);
+    CHECK_STATUS(rope_apply(&rope, NULL, cs, sn, 1, 1, 1, 0, 0, 0), PE_ERR_NULL);
+    CHECK_STATUS(rope_apply(&rope, NULL, NULL, NULL, 0, 1, 1, 0, 0, 0), PE_OK);
+    CHECK_STATUS(rope_apply(NULL, x, cs, sn, 1, 1, 1, 0, 0, 0), PE_ERR_NULL);
     int32_t mx = -5, pos[3] = {4, 9, 2};
     CHECK_STATUS(pe_positions_max(&mx, pos, 3), PE_OK);
     CHECK(mx == 9, "max %d", mx);
@@ -223,7 +231,37 @@ static void test_apply_errors(void) {
     CHECK_STATUS(pe_positions_max(&mx, pos, 3), PE_ERR_POSITION);
 }
 
+/* posenc.h "Sizes": batch, seq or n_positions 0 is a no-op (nothing written, NULL arrays allowed);
+ * heads and the flags are still checked. */
+static void test_zero_sizes(void) {
+    pe_rope rope;
+    pe_rope_config c = base_config(8);
+    CHECK_STATUS(pe_rope_init(&rope, &c), PE_OK);
+    float x[8] = {7, 7, 7, 7, 7, 7, 7, 7}, cs[4] = {7, 7, 7, 7}, sn[4] = {7, 7, 7, 7};
+    const int32_t neg[1] = {-1};
+    CHECK_STATUS(pe_rope_cos_sin(cs, sn, &rope, neg, 0, PE_SEQ_LEN_FROM_POSITIONS, 1.0), PE_OK);
+    CHECK_STATUS(pe_rope_cos_sin(NULL, NULL, &rope, NULL, 0, PE_SEQ_LEN_NONE, 1.0), PE_OK);
+    pe_rope_apply_config ac = {0};
+    ac.batch = 0; ac.seq = 3; ac.heads = 2;
+    CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, &ac), PE_OK);
+    CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_OK);
+    ac.batch = 2; ac.seq = 0; ac.per_batch_rows = 1;
+    CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_OK);
+    int untouched = 1;
+    for (int i = 0; i < 8; i++) untouched &= x[i] == 7;
+    for (int i = 0; i < 4; i++) untouched &= cs[i] == 7 && sn[i] == 7;
+    CHECK(untouched, "rope wrote with a zero count");
+    ac.heads = 0;
+    CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_ERR_HEADS);
+    ac.heads = 1; ac.layout = 5;
+    CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_ERR_LAYOUT);
+    ac.layout = 0; ac.rotation = 2;
+    CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_ERR_FIELD_VALUE);
+    CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, NULL), PE_ERR_NULL);
+}
+
 int main(void) {
+    test_zero_sizes();
     test_validation();
     test_inv_freq();
     test_cos_sin_precision();

@@ -264,7 +264,7 @@ static void test_bad_input(void) {
     int32_t pos[2] = {0, 1};
     pe_sinusoidal_config cfg = {0};
     CHECK_STATUS(pe_sinusoidal_table(NULL, 1, 4, NULL), PE_ERR_NULL);
-    CHECK_STATUS(pe_sinusoidal_table(out, 0, 4, NULL), PE_ERR_SHAPE);
+    CHECK_STATUS(pe_sinusoidal_table(out, 0, 0, NULL), PE_ERR_SHAPE); /* seq_len 0 alone: test_zero_sizes */
     CHECK_STATUS(pe_sinusoidal_table(out, 1, 0, NULL), PE_ERR_SHAPE);
     CHECK_STATUS(pe_sinusoidal_table(out, -1, 4, NULL), PE_ERR_SHAPE);
     cfg.base = -2; CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_BASE);
@@ -278,12 +278,36 @@ static void test_bad_input(void) {
     cfg = (pe_sinusoidal_config){0}; cfg.variant = PE_SINUSOIDAL_TENSOR2TENSOR;
     CHECK_STATUS(pe_sinusoidal_table(out, 1, 3, &cfg), PE_ERR_SHAPE);
     CHECK_STATUS(pe_sinusoidal_add(NULL, pos, 1, 2, 4, 0, NULL), PE_ERR_NULL);
-    CHECK_STATUS(pe_sinusoidal_add(out, pos, 0, 2, 4, 0, NULL), PE_ERR_SHAPE);
-    CHECK_STATUS(pe_sinusoidal_add(out, pos, 1, 0, 4, 0, NULL), PE_ERR_SHAPE);
+    CHECK_STATUS(pe_sinusoidal_add(out, pos, -1, 2, 4, 0, NULL), PE_ERR_SHAPE);
+    CHECK_STATUS(pe_sinusoidal_add(out, pos, 1, -1, 4, 0, NULL), PE_ERR_SHAPE);
     CHECK_STATUS(pe_sinusoidal_add(out, pos, 1, 2, 0, 0, NULL), PE_ERR_SHAPE);
 }
 
+/* posenc.h "Sizes": seq_len / batch / seq 0 are no-ops that write nothing (NULL arrays allowed); d_model,
+ * the variant's minimum and the config are still checked. */
+static void test_zero_sizes(void) {
+    float out[8] = {7, 7, 7, 7, 7, 7, 7, 7};
+    int32_t neg[2] = {-1, -1};
+    pe_sinusoidal_config cfg = {0};
+    CHECK_STATUS(pe_sinusoidal_table(out, 0, 4, NULL), PE_OK);
+    CHECK_STATUS(pe_sinusoidal_table(NULL, 0, 4, NULL), PE_OK);
+    CHECK_STATUS(pe_sinusoidal_add(out, NULL, 0, 2, 4, 0, NULL), PE_OK);
+    CHECK_STATUS(pe_sinusoidal_add(out, NULL, 2, 0, 4, 1, NULL), PE_OK);
+    CHECK_STATUS(pe_sinusoidal_add(NULL, neg, 0, 2, 4, 1, NULL), PE_OK); /* no position is read */
+    int untouched = 1;
+    for (int i = 0; i < 8; i++) untouched &= out[i] == 7;
+    CHECK(untouched, "sinusoidal wrote with a zero count");
+    CHECK_STATUS(pe_sinusoidal_table(out, 0, 0, NULL), PE_ERR_SHAPE);
+    CHECK_STATUS(pe_sinusoidal_add(out, NULL, 0, 2, 0, 0, NULL), PE_ERR_SHAPE);
+    cfg.base = -1;
+    CHECK_STATUS(pe_sinusoidal_table(out, 0, 4, &cfg), PE_ERR_BASE);
+    cfg = (pe_sinusoidal_config){0};
+    cfg.variant = PE_SINUSOIDAL_TENSOR2TENSOR;
+    CHECK_STATUS(pe_sinusoidal_add(out, NULL, 0, 0, 3, 0, &cfg), PE_ERR_SHAPE);
+}
+
 int main(void) {
+    test_zero_sizes();
     test_golden();
     test_worked_example();
     test_formula();
