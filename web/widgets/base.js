@@ -148,7 +148,15 @@ function fetchCached(url, kind) {
   const key = `${kind} ${url}`;
   if (!fileCache.has(key)) {
     const p = (async () => {
-      const r = await fetch(url);
+      let r;
+      try {
+        r = await fetch(url);
+      } catch (e) {
+        // fetch says only "Failed to fetch": offline, or (most often on an embedding page) another origin
+        // that does not send Access-Control-Allow-Origin
+        throw Object.assign(new Error(`${url} could not be loaded: the server did not answer, or it is on another origin and does not send Access-Control-Allow-Origin (${e?.message ?? e})`),
+          { i18n: { key: 'pe.blocked', vars: { url } } });
+      }
       if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
       return kind === 'json' ? r.json() : new Uint8Array(await r.arrayBuffer());
     })();
@@ -597,7 +605,8 @@ export class PeElement extends HTMLElement {
   /** Shows an error inside the element (never throws). */
   fail(err) {
     this.#unreserve();
-    const msg = err && err.message ? `${err.name && err.name !== 'Error' ? `${err.name}: ` : ''}${err.message}` : String(err);
+    const msg = err?.i18n ? this.t(err.i18n.key, err.i18n.vars)
+      : err && err.message ? `${err.name && err.name !== 'Error' ? `${err.name}: ` : ''}${err.message}` : String(err);
     this.dataset.state = 'error';
     this.setAttribute('data-error', msg);
     let box = this.querySelector(':scope > .pe-error');

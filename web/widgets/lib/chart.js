@@ -34,7 +34,7 @@ function tickWidth(values) {
 }
 
 export function chart(container, o) {
-  addStyle('pe-uplot', uplotCss);
+  addStyle('pe-uplot', uplotCss, { scope: true });
   const old = container._peChart;
   if (old) {
     old.u.destroy();

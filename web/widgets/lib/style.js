@@ -2,18 +2,61 @@
 // under .pe-widget or a .pe-* class, so a host page's styles and ours leave each other alone).
 //
 //   ensureStyles()              the base sheet (base.js calls it when a widget connects)
-//   addStyle('pe-katex', css)   another sheet once per id (math.js, chart.js use it for KaTeX and uPlot)
+//   addStyle('pe-katex', css, { scope: true })   another sheet once per id; scope: every rule is rewritten to
+//                               apply inside .pe-widget only (KaTeX's and uPlot's sheets, which style .katex
+//                               and .u-legend anywhere on the page), and KaTeX's font families are renamed
+//                               pe-KaTeX_* so a host page's own KaTeX keeps its fonts
 
 const added = new Set();
 
+/** Splits a selector list at its top-level commas (not those inside :is(…), :not(…), […]). */
+function splitSelectors(list) {
+  const out = [];
+  let depth = 0, start = 0;
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
+    if (c === '(' || c === '[') depth++;
+    else if (c === ')' || c === ']') depth--;
+    else if (c === ',' && depth === 0) {
+      out.push(list.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  out.push(list.slice(start).trim());
+  return out;
+}
+
+/** The sheet's rules, each style rule's selectors prefixed with `.pe-widget ` (:root / html / body become it). */
+export function scopeCss(css, scope = '.pe-widget') {
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(css.replace(/(font-family:\s*)KaTeX_/g, '$1pe-KaTeX_'));
+  const out = [];
+  const walk = (rules) => {
+    for (const r of rules) {
+      if (r instanceof CSSStyleRule) {
+        const sel = splitSelectors(r.selectorText).map((x) => (/^(:root|html|body)\b/.test(x) ? x.replace(/^(:root|html|body)/, scope) : `${scope} ${x}`)).join(', ');
+        out.push(sel + r.cssText.slice(r.selectorText.length));
+      } else if (r instanceof CSSMediaRule) {
+        out.push(`@media ${r.conditionText} {`);
+        walk(r.cssRules);
+        out.push('}');
+      } else {
+        out.push(r.cssText);
+      }
+    }
+  };
+  walk(sheet.cssRules);
+  return out.join('\n');
+}
+
 /** Adds a <style data-pe-style="id"> to <head> once per id. */
-export function addStyle(id, css) {
+export function addStyle(id, css, { scope = false } = {}) {
   if (added.has(id) || typeof document === 'undefined') return;
   added.add(id);
   if (document.head.querySelector(`style[data-pe-style="${id}"]`)) return;
   const s = document.createElement('style');
   s.dataset.peStyle = id;
-  s.textContent = css;
+  s.textContent = scope && typeof CSSStyleSheet === 'function' && 'replaceSync' in CSSStyleSheet.prototype ? scopeCss(css) : css;
   document.head.append(s);
 }
 
@@ -26,6 +69,14 @@ const BASE = `
   border-radius: 10px; background: #fff; color: #1d232a; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "PingFang SC",
   "Noto Sans CJK SC", "Microsoft YaHei", sans-serif; max-width: 100%; overflow-wrap: anywhere; }
 .pe-widget *, .pe-widget *::before, .pe-widget *::after { box-sizing: border-box; }
+/* a host page's element rules (p { color }, h3 { letter-spacing }, label { text-transform }, table { width: 100% })
+   do not reach inside: what the widget does not set itself comes from the widget, not the page */
+.pe-widget :is(p, h3, h4, label, span, div, figure, figcaption, table, thead, tbody, tr, th, td, ul, li, output, strong) {
+  color: inherit; letter-spacing: normal; text-transform: none; text-shadow: none; text-align: inherit; font-family: inherit; }
+.pe-widget :is(h3, h4) { font-weight: 600; line-height: 1.3; padding: 0; border: 0; background: none; }
+.pe-widget label { font-weight: normal; margin: 0; padding: 0; }
+.pe-widget table { width: auto; margin: 0; background: none; }
+.pe-widget :is(th, td) { background: none; }
 .pe-widget h3 { font-size: 1.05rem; margin: 0 0 .4rem; }
 .pe-widget h4 { font-size: .95rem; margin: .9rem 0 .3rem; }
 .pe-widget p { margin: .35rem 0 .6rem; }
