@@ -198,10 +198,11 @@ test('<pe-scaling>: every method, the YaRN ramp, and the config.json box (valid,
     assert.match(bad, /JSON/);
     await shot(page, `${sel} .pe-sc-config`, 'scaling-bad-json');
 
-    await type(JSON.stringify({ hidden_size: 4096, num_attention_heads: 32, rope_scaling: { rope_type: 'mrope', factor: 2 } }));
+    // ('mrope' is now read as the legacy alias it is in Hugging Face configs, so an unknown name stands in)
+    await type(JSON.stringify({ hidden_size: 4096, num_attention_heads: 32, rope_scaling: { rope_type: 'ntk-by-parts', factor: 2 } }));
     assert.equal(await page.getAttribute(out, 'data-result'), 'error');
     const unsupported = await page.textContent(`${out} [role="alert"]`);
-    assert.match(unsupported, /RangeError: ropeFromHFConfig: rope_scaling\.rope_type must be one of .*got "mrope"/);
+    assert.match(unsupported, /RangeError: ropeFromHFConfig: rope_scaling\.rope_type must be one of .*got "ntk-by-parts"/);
 
     await type(JSON.stringify({ hidden_size: 4096, num_attention_heads: 32, rope_scaling: { type: 'yarn', factor: 4 } }));
     assert.match(await page.textContent(`${out} [role="alert"]`), /TypeError: .*original_max_position_embeddings/);

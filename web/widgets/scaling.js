@@ -445,7 +445,7 @@ class PeScaling extends PeElement {
     try {
       const cfg = rope.config;
       const maxLen = cfg.maxPositionEmbeddings ?? null;
-      const orig = cfg.originalMaxPositionEmbeddings ?? maxLen;
+      const orig = cfg.scaling?.originalMaxPositionEmbeddings ?? cfg.originalMaxPositionEmbeddings ?? maxLen; // rope.config nests it under scaling
       const at = maxLen ?? undefined;
       const inv = rope.invFreq64(at);
       const plain = this.pe.rope({ headDim: rope.headDim, rotaryDim: rope.rotaryDim, base: rope.base });
