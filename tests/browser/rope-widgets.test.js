@@ -267,6 +267,8 @@ test('<pe-extrapolation>: live loss/accuracy against length with a progress bar,
     await page.click(`${sel} [data-key="run"]`);
     await page.waitForFunction(() => document.querySelector('#ex').dataset.run === 'running');
     await page.waitForFunction(() => document.querySelector('#ex').dataset.run === 'done', null, { timeout: 120_000 });
+    assert.equal(await page.getAttribute(sel, 'data-evaluated-in'), 'worker', 'the forward passes ran in a Web Worker');
+    assert.ok(page.workers().length >= 1, 'a worker was started');
     await page.waitForFunction(() => !document.querySelector('#ex').dataset.busy);
     assert.equal(await page.$eval(`${sel} progress`, (p) => p.value), 1);
     assert.notEqual(await sig(page, sel), before, 'the run draws the results');

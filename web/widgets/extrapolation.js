@@ -22,6 +22,7 @@ import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, select, range, button, checkbox, progress } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
 import { copyExample, lmStream, targetsOf } from './lib/tasks.js';
+import { evaluateOffThread, workerInUse } from './lib/evaluate.js';
 
 registerStrings({
   en: {
@@ -332,7 +333,8 @@ class PeExtrapolation extends PeElement {
           r = { na: true };
         } else {
           const { tokens, targets } = targetsOf(model, ex.text, ex.scored);
-          const e = model.evaluate(tokens, { targets, ropeScaling });
+          const e = await evaluateOffThread(this, name, model, tokens, { targets, ropeScaling });
+          if (!this.running || this.runId !== runId) break;
           r.lossSum += e.lossSum;
           r.correct += e.correct;
           r.count += e.count;
@@ -356,6 +358,7 @@ class PeExtrapolation extends PeElement {
       this.statusFn = () => (stopped ? this.t('ex.status.stopped', { done, total })
         : this.t('ex.status.done', { total: done, s: secs, build: this.t(this.pe.simd ? 'pe.build.simd' : 'pe.build.scalar') }));
       this.dataset.run = stopped ? 'stopped' : 'done';
+      this.dataset.evaluatedIn = workerInUse() ? 'worker' : 'page';
       if (this.status) this.status.textContent = this.statusFn();
       this.update();
     }
