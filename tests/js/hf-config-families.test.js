@@ -52,7 +52,7 @@ for (const build of BUILDS) {
         close(spec.layers[0].slopes, paperSlopes(112), 2 ** -23, 'bloom slopes');
         assert.deepEqual(Array.from(spec.layers[0].slopes), Array.from(pe.alibiSlopes(112)));
       });
-      assert.throws(() => pe.ropeFromHFConfig(bloom), { name: 'TypeError', message: /\(bloom\) uses ALiBi; use pe\.fromHFConfig or pe\.alibiSlopes/ });
+      assert.throws(() => pe.ropeFromHFConfig(bloom), { name: 'TypeError', message: /\(model_type 'bloom'\) uses ALiBi; use pe\.fromHFConfig or pe\.alibiSlopes/ });
     });
 
     await t.test("Falcon: alibi true is ALiBi, alibi false is RoPE (also the RefinedWebModel spelling)", () => {
@@ -86,6 +86,7 @@ for (const build of BUILDS) {
       const noAlibi = { ...mpt, attn_config: { alibi: false } };
       withSpec(noAlibi, (spec) => assert.equal(kinds(spec), 'none,none'));
       assert.throws(() => pe.ropeFromHFConfig(noAlibi), { name: 'TypeError', message: /no position encoding/ });
+      assert.throws(() => pe.fromHFConfig({ ...mpt, attn_config: { alibi: false, rope: true, rope_theta: 10000 } }), { name: 'TypeError', message: /attn_config\.rope/ });
     });
 
     await t.test('Baichuan: 13B (hidden 5120) is ALiBi over 40 heads; 7B (hidden 4096) is RoPE', () => {
@@ -246,6 +247,10 @@ for (const build of BUILDS) {
         assert.equal(r.rotaryDim, 16);
         assert.equal(r.pairing, 'half');
       });
+      withRope({ model_type: 'stablelm_epoch', hidden_size: 2560, num_attention_heads: 32, num_hidden_layers: 2, rope_pct: 0.25, rope_theta: 10000 }, undefined, (r) => {
+        assert.equal(r.rotaryDim, 20, 'StableLM epoch: int(80 * 0.25)');
+        close(r.invFreq64(), defaultInv(10000, 20), 1e-12, 'stablelm rope_pct');
+      });
       const gptj = { model_type: 'gptj', n_embd: 4096, n_head: 16, n_layer: 2, rotary_dim: 64, n_positions: 2048, rope_theta: 5 };
       withSpec(gptj, (spec) => {
         const r = spec.layers[0].rope;
@@ -288,6 +293,9 @@ for (const build of BUILDS) {
       const bigcode = { model_type: 'gpt_bigcode', n_embd: 6144, n_head: 48, n_layer: 3, n_positions: 8192, multi_query: true };
       withSpec(bigcode, (spec) => assert.deepEqual(spec.layers.map((l) => [l.kind, l.maxLen, l.offset]), [['learned', 8192, 0], ['learned', 8192, 0], ['learned', 8192, 0]]));
       assert.throws(() => pe.ropeFromHFConfig(bigcode), { name: 'TypeError', message: /learned absolute position table; use pe\.fromHFConfig or pe\.learned/ });
+      // the reason comes before any size: GPT2Config's default n_positions (1024) fills an omitted one
+      assert.throws(() => pe.ropeFromHFConfig({ model_type: 'gpt2', hidden_size: 128, num_attention_heads: 2 }), { name: 'TypeError', message: /\(model_type 'gpt2'\) uses a learned absolute position table/ });
+      assert.equal(pe.fromHFConfig({ model_type: 'gpt2' }).layers[0].maxLen, 1024);
       withSpec({ model_type: 'roberta', max_position_embeddings: 514, num_hidden_layers: 1, pad_token_id: 1, position_embedding_type: 'absolute' }, (spec) => {
         assert.equal(spec.layers[0].offset, 2);
         assert.equal(spec.layers[0].maxLen, 514);
@@ -297,6 +305,69 @@ for (const build of BUILDS) {
         assert.deepEqual({ ...spec.layers[0] }, { kind: 'sinusoidal', dModel: 768, base: 10000, pairing: 'interleaved', variant: 'paper', offset: 0, maxLen: 512 });
       });
       withSpec({ model_type: 'distilbert', dim: 768, n_layers: 6, max_position_embeddings: 512, sinusoidal_pos_embds: false }, (spec) => assert.equal(spec.layers[0].kind, 'learned'));
+    });
+
+    await t.test('GLM: interleaved with the class default partial_rotary_factor 0.5; GLM-4.5 (glm4_moe) half-split', () => {
+      withRope({ model_type: 'glm4', hidden_size: 4096, num_attention_heads: 32, num_hidden_layers: 2, rope_theta: 10000 }, undefined, (r) => {
+        assert.equal(r.headDim, 128);
+        assert.equal(r.rotaryDim, 64);
+        assert.equal(r.pairing, 'interleaved');
+        close(r.invFreq64(), defaultInv(1e4, 64), 1e-12, 'glm4');
+      });
+      const air = { model_type: 'glm4_moe', head_dim: 128, hidden_size: 4096, num_attention_heads: 96, num_hidden_layers: 46, partial_rotary_factor: 0.5, rope_theta: 1000000, max_position_embeddings: 131072 };
+      withRope(air, undefined, (r) => {
+        assert.equal(r.rotaryDim, 64);
+        assert.equal(r.pairing, 'half');
+      });
+    });
+
+    await t.test('encoder-decoder: BART learned (offset 2), Marian sinusoidal halves, M2M100 fairseq table from pad_token_id + 1', () => {
+      const bart = { model_type: 'bart', d_model: 768, encoder_layers: 2, decoder_layers: 3, max_position_embeddings: 1024, scale_embedding: false };
+      pe.fromHFConfig(bart).layers.forEach((l, i) => assert.deepEqual({ ...l }, { kind: 'learned', maxLen: 1024, offset: 2, stack: i < 2 ? 'encoder' : 'decoder' }));
+      assert.throws(() => pe.ropeFromHFConfig(bart), /learned absolute position table/);
+      const marian = { model_type: 'marian', d_model: 8, encoder_layers: 1, decoder_layers: 1, max_position_embeddings: 512, pad_token_id: 58100 };
+      const spec = pe.fromHFConfig(marian);
+      const l = spec.layers[1];
+      assert.deepEqual({ ...l }, { kind: 'sinusoidal', dModel: 8, base: 10000, pairing: 'half', variant: 'paper', offset: 0, maxLen: 512, stack: 'decoder' });
+      // MarianSinusoidalPositionalEmbedding: sin(p / 10000^(2i/d)) in the first half, cos in the second
+      const table = pe.sinusoidal(3, l.dModel, { base: l.base, pairing: l.pairing, variant: l.variant, offset: l.offset });
+      for (let p = 0; p < 3; p++) {
+        for (let i = 0; i < 4; i++) {
+          const a = p / 10000 ** ((2 * i) / 8);
+          assert.ok(Math.abs(table[p * 8 + i] - Math.sin(a)) < 1e-6 && Math.abs(table[p * 8 + 4 + i] - Math.cos(a)) < 1e-6, `marian p ${p} i ${i}`);
+        }
+      }
+      const m2m = { model_type: 'm2m100', d_model: 1024, encoder_layers: 1, decoder_layers: 1, max_position_embeddings: 1024, pad_token_id: 1 };
+      const m = pe.fromHFConfig(m2m).layers[0];
+      assert.equal(m.variant, 'tensor2tensor');
+      assert.equal(m.offset, 2);
+      assert.equal(m.stack, 'encoder');
+    });
+
+    await t.test('ModernBERT: global layers every 3rd (global_rope_theta), local layers local_rope_theta', () => {
+      const mb = { model_type: 'modernbert', hidden_size: 768, num_attention_heads: 12, num_hidden_layers: 6, global_rope_theta: 160000, local_rope_theta: 10000, global_attn_every_n_layers: 3, local_attention: 128 };
+      withSpec(mb, (spec) => {
+        assert.deepEqual(spec.layers.map((l) => l.layerType), ['full_attention', 'sliding_attention', 'sliding_attention', 'full_attention', 'sliding_attention', 'sliding_attention']);
+        close(spec.layers[0].rope.invFreq64(), defaultInv(160000, 64), 1e-12, 'modernbert global');
+        close(spec.layers[1].rope.invFreq64(), defaultInv(10000, 64), 1e-12, 'modernbert local');
+        assert.equal(spec.layers[4].rope, spec.layers[1].rope);
+      });
+      withSpec({ ...mb, local_rope_theta: null }, (spec) => assert.equal(spec.layers[1].rope, spec.layers[0].rope, 'local_rope_theta null: the global theta everywhere'));
+    });
+
+    await t.test('Llama 3.2 Vision (mllama): cross-attention layers have no rotary; Jamba: no positions at all', () => {
+      const mllama = {
+        model_type: 'mllama',
+        text_config: { model_type: 'mllama_text_model', hidden_size: 4096, num_attention_heads: 32, num_hidden_layers: 10, cross_attention_layers: [3, 8], rope_theta: 500000, rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 } },
+      };
+      withSpec(mllama, (spec) => {
+        assert.equal(kinds(spec), 'rope,rope,rope,none,rope,rope,rope,rope,none,rope');
+        assert.equal(spec.layers[3].layerType, 'cross_attention');
+        assert.equal(spec.layers[0].rope.type, 'llama3');
+      });
+      const jamba = { model_type: 'jamba', hidden_size: 4096, num_attention_heads: 32, num_hidden_layers: 4, attn_layer_period: 8 };
+      withSpec(jamba, (spec) => assert.equal(kinds(spec), 'none,none,none,none'));
+      assert.throws(() => pe.ropeFromHFConfig(jamba), { name: 'TypeError', message: /has no RoPE layers/ });
     });
 
     await t.test('EXAONE 4: full layers are NoPE only when sliding_window is set', () => {
@@ -319,6 +390,9 @@ for (const build of BUILDS) {
     await t.test('ignored: position keys present and not read', () => {
       withSpec({ model_type: 'llama', head_dim: 64, num_hidden_layers: 1, rope_theta: 1e4, rope_scaling: { rope_type: 'linear', factor: 2, original_max_position_embeddings: 4096 } }, (spec) =>
         assert.deepEqual(spec.ignored, ['rope_scaling.original_max_position_embeddings']),
+      );
+      withSpec({ model_type: 'phi3', head_dim: 128, num_hidden_layers: 1, rope_theta: 250000, rope_scaling: null, max_position_embeddings: 16384, original_max_position_embeddings: 16384 }, (spec) =>
+        assert.deepEqual(spec.ignored, ['original_max_position_embeddings'], 'Phi-4: the default type reads no original length'),
       );
       withSpec({ model_type: 'llama', head_dim: 64, num_hidden_layers: 1, rope_theta: 1e4, rope_parameters: { rope_type: 'default', rope_theta: 5e5 }, rope_scaling: { rope_type: 'linear', factor: 2 } }, (spec) => {
         assert.equal(spec.layers[0].rope.base, 5e5, 'rope_parameters wins');
@@ -398,6 +472,18 @@ for (const build of BUILDS) {
       const r = pe.ropeFromHFConfig(exaone);
       assert.equal(r.headDim, 128);
       r.free();
+    });
+
+    await t.test('rope_parameters keyed by layer type must cover every layer type', () => {
+      const cfg = { model_type: 'gemma3_text', num_hidden_layers: 6, rope_parameters: { full_attention: { rope_type: 'default', rope_theta: 1e6 }, local: { rope_type: 'default', rope_theta: 1e4 } } };
+      assert.throws(() => pe.fromHFConfig(cfg), { name: 'RangeError', message: /the layer type 'sliding_attention' \(layer_types\) must be one of 'full_attention', 'local'/ });
+    });
+
+    await t.test('linear attention layers carry no positions (Qwen3-Next)', () => {
+      const spec = pe.fromHFConfig({ model_type: 'qwen3_next', head_dim: 256, num_hidden_layers: 8, partial_rotary_factor: 0.25, rope_theta: 1e7, full_attention_interval: 4 });
+      assert.equal(spec.layers.map((l) => l.kind).join(','), 'none,none,none,rope,none,none,none,rope');
+      assert.equal(spec.layers[3].rope.rotaryDim, 64);
+      spec.free();
     });
 
     await t.test('a failed fromHFConfig leaves no rope behind', () => {

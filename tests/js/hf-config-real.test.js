@@ -106,6 +106,11 @@ function checkConfig(pe, c) {
       }
     }
     assert.deepEqual([...ropeOf.keys()].sort(), Object.keys(c.ropes).sort(), `${c.file}: every expected rope is used`);
+    // `ignored` names keys that are in the file, by their dotted path
+    for (const path of spec.ignored) {
+      const value = path.split('.').reduce((o, k) => (o !== null && typeof o === 'object' ? o[k] : undefined), config);
+      assert.ok(value !== undefined && value !== null, `${c.file}: ignored '${path}' is a key of the file`);
+    }
   } finally {
     spec.free();
   }

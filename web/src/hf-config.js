@@ -20,7 +20,7 @@ import {
   REFUSED_FAMILIES,
   POSITION_KEYS,
 } from './hf-families.js';
-import { layerTypesOf, noRopeLayersOf, layerHasRope, nonRopeScheme, mptSlopes } from './hf-layers.js';
+import { layerTypesOf, noRopeLayersOf, layerHasRope, nonRopeScheme, noRopeKind, encoderDecoderScheme, mptSlopes } from './hf-layers.js';
 import { ropeRequest } from './hf-rope.js';
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
@@ -112,6 +112,11 @@ function numLayersOf(where, v, required) {
  */
 function plan(where, t, requireLayers) {
   const { v, family, modelType } = t;
+  const encDec = encoderDecoderScheme(where, v, family);
+  if (encDec !== undefined) {
+    const layers = encDec.stacks.flatMap(([stack, n]) => Array.from({ length: n }, () => ({ kind: encDec.kind, stack })));
+    return { numLayers: layers.length, scheme: encDec, layers };
+  }
   const numLayers = numLayersOf(where, v, requireLayers);
   const scheme = nonRopeScheme(where, v, family);
   if (scheme !== undefined) return { numLayers, scheme, layers: numLayers ? Array.from({ length: numLayers }, () => ({ kind: scheme.kind })) : [] };
@@ -168,7 +173,8 @@ function ignoredKeys(t, extra) {
 
 /** The request for a layer type's rope, checked, and the key that tells identical ropes apart. */
 function checkedRequest(ctx, where, t, ropeType, pairing) {
-  const req = ropeRequest(where, t.v, t.family, { layerType: ropeType === '' ? undefined : ropeType, pairing });
+  const layerTypeName = where === 'fromHFConfig' ? `the layer type '${ropeType}' (${t.v.name('layer_types')})` : 'options.layerType';
+  const req = ropeRequest(where, t.v, t.family, { layerType: ropeType === '' ? undefined : ropeType, pairing, layerTypeName });
   req.resolved = resolveRopeOptions(req.ropeOptions, req.names, ctx.limits);
   const arrays = (k, x) => (ArrayBuffer.isView(x) ? Array.from(x) : x);
   req.key = JSON.stringify([req.resolved, req.mrope, req.outputPairing, req.scale, req.queryScale && [req.queryScale.type, req.queryScale.beta]], arrays);
@@ -202,13 +208,18 @@ export function fromHFConfig(ctx, config, options) {
     } else if (s.kind === 'learned') {
       entry = { kind: 'learned', maxLen: s.maxLen, offset: s.offset };
     } else if (s.kind === 'sinusoidal') {
-      const { kind, ...rest } = s;
+      const { kind, stacks: _s, ...rest } = s;
       entry = { kind, ...rest };
     } else {
       entry = { kind: 'none' };
     }
-    Object.freeze(entry);
-    layers = p.layers.map(() => entry);
+    // encoder-decoder models: one frozen entry per stack, each layer entry names its stack
+    const perStack = new Map();
+    const entryFor = (stack) => {
+      if (!perStack.has(stack)) perStack.set(stack, Object.freeze(stack === undefined ? entry : { ...entry, stack }));
+      return perStack.get(stack);
+    };
+    layers = p.layers.map((l) => entryFor(l.stack));
   } else {
     // one rope per distinct request: identical layers share one object
     const byType = new Map();
@@ -261,11 +272,13 @@ const KIND_REASON = {
 export function ropeFromHFConfig(ctx, config, options) {
   const where = 'ropeFromHFConfig';
   const t = textPart(where, config, options);
-  const p = plan(where, t, false);
-  const desc = `this model${t.textType ? ` (${t.textType})` : ''}`;
-  if (p.scheme) {
-    throw new TypeError(`${where}: ${desc} ${p.scheme.reason ? `has no position encoding: ${p.scheme.reason}` : KIND_REASON[p.scheme.kind]}`);
+  const desc = `this model${t.textType ? ` (${t.prefix}model_type '${t.textType}')` : ''}`;
+  const kind = noRopeKind(t.v, t.family);
+  if (kind === 'none') {
+    throw new TypeError(`${where}: ${desc} has no position encoding (MPT without attn_config.alibi: transformers' MptModel has no position table); use pe.fromHFConfig`);
   }
+  if (kind !== undefined) throw new TypeError(`${where}: ${desc} ${KIND_REASON[kind]}`);
+  const p = plan(where, t, false);
   let ropeType = '';
   const lt = t.opts.layerType;
   if (p.layers !== undefined) {
@@ -282,10 +295,10 @@ export function ropeFromHFConfig(ctx, config, options) {
       } else {
         if (typeof lt !== 'string') throw typeError(where, bound, lt);
         if (!types.includes(lt)) throw rangeError(where, bound, lt);
-        const of = p.layers.filter((l) => p.layerTypes[p.layers.indexOf(l)] === lt);
-        const withRope = p.layers.find((l, i) => p.layerTypes[i] === lt && l.kind === 'rope');
+        const ofType = p.layers.filter((_, i) => p.layerTypes[i] === lt);
+        const withRope = ofType.find((l) => l.kind === 'rope');
         if (withRope === undefined) {
-          throw new TypeError(`${where}: the '${lt}' layers of ${desc} have no RoPE (NoPE: ${of.length} layers); use pe.fromHFConfig for the per-layer schedule`);
+          throw new TypeError(`${where}: the '${lt}' layers of ${desc} have no RoPE (${ofType.length} layers without positions); use pe.fromHFConfig for the per-layer schedule`);
         }
         ropeType = withRope.ropeType;
       }

@@ -17,6 +17,7 @@ export const WRAPPER_TEXT_TYPE = Object.freeze({
   qwen3_5: 'qwen3_5_text',
   qwen3_5_moe: 'qwen3_5_moe_text',
   mistral3: 'mistral', // Mistral3Config's default text_config
+  mllama: 'mllama_text_model',
   llava: 'llama',
   paligemma: 'gemma',
 });
@@ -33,6 +34,7 @@ export function familyOf(modelType) {
 
 const FAMILY_ALIASES = {
   kimi_k2: 'deepseek_v3',
+  mllama_text_model: 'mllama',
   RefinedWeb: 'falcon',
   RefinedWebModel: 'falcon',
   qwen3_vl_moe: 'qwen3_vl',
@@ -57,11 +59,22 @@ export const CLASS_DEFAULTS = Object.freeze({
   cohere2: { sliding_window_pattern: 4 },
   olmo3: { sliding_window_pattern: 4 },
   qwen3_5: { full_attention_interval: 4 },
+  qwen3_next: { full_attention_interval: 4 },
   gptj: { n_embd: 4096, n_head: 16, n_layer: 28, n_positions: 2048, rotary_dim: 64 },
   mpt: { n_heads: 16, n_layers: 24, max_seq_len: 2048 },
   bloom: { n_head: 8, n_layer: 2 },
   falcon: { alibi: false, rope_theta: 1e4 },
   chatglm: { rope_ratio: 1 },
+  modernbert: { global_rope_theta: 160000, local_rope_theta: 10000, global_attn_every_n_layers: 3, max_position_embeddings: 8192 },
+  mllama: { rope_theta: 500000, num_hidden_layers: 40, cross_attention_layers: [3, 8, 13, 18, 23, 28, 33, 38] },
+  gpt2: { n_positions: 1024, n_layer: 12, n_head: 12 },
+  gpt_bigcode: { n_positions: 1024, n_layer: 12, n_head: 12 },
+  opt: { max_position_embeddings: 2048, num_hidden_layers: 12 },
+  bert: { max_position_embeddings: 512, num_hidden_layers: 12 },
+  roberta: { max_position_embeddings: 512, num_hidden_layers: 12, pad_token_id: 1 },
+  glm: { head_dim: 128, partial_rotary_factor: 0.5 },
+  glm4: { head_dim: 128, partial_rotary_factor: 0.5 },
+  glm4_moe: { partial_rotary_factor: 0.5 }, // Glm4MoeConfig: setdefault("partial_rotary_factor", 0.5)
 });
 
 /**
@@ -84,7 +97,7 @@ export const ROPE_FAMILIES = new Set([
   'internlm3', 'chatglm', 'glm', 'glm4', 'glm4_moe', 'cohere', 'cohere2', 'deepseek', 'deepseek_v2', 'deepseek_v3',
   'exaone', 'exaone4', 'olmo', 'olmo2', 'olmo3', 'granite', 'granitemoe', 'starcoder2', 'minicpm', 'minicpm3',
   'nemotron', 'smollm3', 'gptj', 'codegen', 'falcon', 'baichuan', 'yi', 'helium', 'arcee', 'apertus', 'seed_oss',
-  'ernie4_5', 'hunyuan_v1_dense', 'bitnet', 'olmoe',
+  'ernie4_5', 'hunyuan_v1_dense', 'bitnet', 'olmoe', 'modernbert', 'mllama', 'jamba',
 ]);
 
 /** Phi-3's config class maps the legacy rope types 'su' and 'yarn' to 'longrope' ('su' is longrope everywhere). */
@@ -102,6 +115,21 @@ export const LEARNED_FAMILIES = Object.freeze({
   // create_position_ids_from_input_ids: the first token's row is padding_idx + 1
   roberta: { maxLen: 'max_position_embeddings', offset: 'pad_token_id + 1', typeKey: true },
   distilbert: { maxLen: 'max_position_embeddings', offset: 0 }, // sinusoidal_pos_embds: fixed sinusoidal table
+});
+
+/**
+ * Encoder-decoder families: both stacks add a table to their embeddings (one entry per encoder layer, then one
+ * per decoder layer). BART/mBART: BartLearnedPositionalEmbedding, row = position + 2. Marian/Pegasus: the
+ * sinusoidal table with sin | cos halves. M2M100/NLLB: fairseq's (tensor2tensor) table from position
+ * padding_idx + 1.
+ */
+export const ENCODER_DECODER_FAMILIES = Object.freeze({
+  bart: { kind: 'learned', offset: 2 },
+  mbart: { kind: 'learned', offset: 2 },
+  marian: { kind: 'sinusoidal', pairing: 'half', variant: 'paper', offset: 0 },
+  pegasus: { kind: 'sinusoidal', pairing: 'half', variant: 'paper', offset: 0 },
+  m2m100: { kind: 'sinusoidal', pairing: 'half', variant: 'tensor2tensor', offset: 'pad_token_id + 1' },
+  nllb_moe: { kind: 'sinusoidal', pairing: 'half', variant: 'tensor2tensor', offset: 'pad_token_id + 1' },
 });
 
 /** Families with no position scheme posenc builds: refused with the reason rather than guessed. */
@@ -127,5 +155,6 @@ export const POSITION_KEYS = Object.freeze([
   'attn_config', 'learned_pos_emb', 'no_rope_layers', 'no_rope_layer_interval', 'layer_types', 'sliding_window_pattern',
   '_sliding_window_pattern', 'full_attention_interval', 'rope_interleave', 'qk_rope_head_dim', 'rope_ratio',
   'attn_temperature_tuning', 'floor_scale', 'attn_scale', 'use_rope', 'position_encoding_2d', 'sinusoidal_pos_embds',
-  'original_rope', 'kv_channels', 'head_dim', 'use_alibi',
+  'original_rope', 'kv_channels', 'head_dim', 'use_alibi', 'scale_embedding', 'global_rope_theta', 'local_rope_theta',
+  'global_attn_every_n_layers', 'cross_attention_layers',
 ]);

@@ -3,7 +3,7 @@
 // sinusoidal tables). hf-config.js turns the plan into layer entries.
 
 import { typeError, rangeError } from './errors.js';
-import { LEARNED_FAMILIES } from './hf-families.js';
+import { LEARNED_FAMILIES, ENCODER_DECODER_FAMILIES } from './hf-families.js';
 
 const given = (v) => v !== undefined && v !== null;
 
@@ -32,6 +32,20 @@ export function layerTypesOf(where, v, family, n, noRope) {
   switch (family) {
     case 'gemma2':
       return slidingEvery(n, 2);
+    case 'modernbert': {
+      // ModernBERT: layer i is global when i % global_attn_every_n_layers == 0, else local (sliding window)
+      const k = v.get('global_attn_every_n_layers');
+      if (!Number.isInteger(k) || k < 1) throw rangeError(where, `${v.name('global_attn_every_n_layers')} must be an integer >= 1`, k);
+      return Array.from({ length: n }, (_, i) => (i % k === 0 ? 'full_attention' : 'sliding_attention'));
+    }
+    case 'mllama': {
+      // Llama 3.2 Vision: the layers in cross_attention_layers attend to the image (no rotary there)
+      const cross = v.get('cross_attention_layers');
+      if (!Array.isArray(cross) || !cross.every((i) => Number.isInteger(i) && i >= 0 && i < n)) {
+        throw typeError(where, `${v.name('cross_attention_layers')} must be an array of layer indices in [0, ${n - 1}]`, cross);
+      }
+      return Array.from({ length: n }, (_, i) => (cross.includes(i) ? 'cross_attention' : 'self_attention'));
+    }
     case 'gemma3':
     case 'cohere2':
     case 'olmo3':
@@ -46,7 +60,8 @@ export function layerTypesOf(where, v, family, n, noRope) {
       if (!Number.isInteger(p) || p < 1) throw rangeError(where, `${v.name(key)} must be an integer >= 1`, p);
       return slidingEvery(n, p);
     }
-    case 'qwen3_5': {
+    case 'qwen3_5':
+    case 'qwen3_next': {
       const k = v.get('full_attention_interval');
       if (!Number.isInteger(k) || k < 1) throw rangeError(where, `${v.name('full_attention_interval')} must be an integer >= 1`, k);
       return Array.from({ length: n }, (_, i) => ((i + 1) % k ? 'linear_attention' : 'full_attention'));
@@ -79,9 +94,12 @@ export function noRopeLayersOf(where, v, family, n) {
 
 /** Whether a layer of this family and type carries RoPE at all (the attention code skips it otherwise). */
 export function layerHasRope(v, family, layerType) {
+  if (layerType === 'linear_attention') return false; // linear attention (Gated DeltaNet: Qwen3-Next, Qwen 3.5) has no positions
   switch (family) {
-    case 'qwen3_5':
-      return layerType !== 'linear_attention'; // Gated DeltaNet layers have no positions
+    case 'mllama':
+      return layerType !== 'cross_attention';
+    case 'jamba':
+      return false; // Jamba's attention layers use no positional encoding (its Mamba layers carry order)
     case 'exaone4':
       // Exaone4Attention rotates only if sliding_window is None or the layer is sliding
       return !given(v.get('sliding_window')) || layerType === undefined || layerType === 'sliding_attention';
@@ -115,6 +133,52 @@ export function mptSlopes(n, biasMax) {
 }
 
 /**
+ * An encoder-decoder family's table and stack depths: { kind, ..., stacks: [['encoder', n], ['decoder', m]] },
+ * or undefined for other families.
+ */
+export function encoderDecoderScheme(where, v, family) {
+  const f = ENCODER_DECODER_FAMILIES[family];
+  if (f === undefined) return undefined;
+  const int = (k) => {
+    const n = v.get(k);
+    if (!Number.isInteger(n) || n < 0 || n > 1e6) throw typeError(where, `${v.name(k)} must be an integer in [0, 1000000]`, n);
+    return n;
+  };
+  const stacks = [['encoder', int('encoder_layers')], ['decoder', int('decoder_layers')]];
+  const maxLen = v.get('max_position_embeddings');
+  if (!Number.isInteger(maxLen) || maxLen < 1) throw typeError(where, `${v.name('max_position_embeddings')} must be an integer >= 1 (the table's rows)`, maxLen);
+  const offset = typeof f.offset === 'string' ? (v.get('pad_token_id') ?? 1) + 1 : f.offset;
+  if (f.kind === 'learned') return { kind: 'learned', maxLen, offset, stacks };
+  const dModel = v.get('d_model');
+  if (!Number.isInteger(dModel) || dModel < 1) throw typeError(where, `${v.name('d_model')} must be an integer >= 1`, dModel);
+  return { kind: 'sinusoidal', dModel, base: 10000, pairing: f.pairing, variant: f.variant, offset, maxLen, stacks };
+}
+
+/**
+ * The kind of a family without RoPE, read from the keys that decide it alone (no sizes), or undefined for a
+ * RoPE family: ropeFromHFConfig names the reason before any size is checked.
+ */
+export function noRopeKind(v, family) {
+  if (ENCODER_DECODER_FAMILIES[family]) return ENCODER_DECODER_FAMILIES[family].kind;
+  switch (family) {
+    case 'bloom':
+      return 'alibi';
+    case 'falcon':
+      return v.get('alibi') ? 'alibi' : undefined;
+    case 'baichuan':
+      return v.get('hidden_size') === 4096 ? undefined : 'alibi';
+    case 'mpt': {
+      const ac = v.get('attn_config');
+      return ac?.alibi ? 'alibi' : ac?.rope ? undefined : 'none';
+    }
+    case 'distilbert':
+      return v.get('sinusoidal_pos_embds') ? 'sinusoidal' : 'learned';
+    default:
+      return LEARNED_FAMILIES[family] ? 'learned' : undefined;
+  }
+}
+
+/**
  * The scheme of a family without RoPE, or undefined for a RoPE family:
  * { kind: 'alibi', nHeads, variant: 'bloom' | 'mpt', alibiBiasMax? } | { kind: 'learned', maxLen, offset }
  * | { kind: 'sinusoidal', ... }.
@@ -132,6 +196,9 @@ export function nonRopeScheme(where, v, family) {
     case 'mpt': {
       const ac = v.get('attn_config') ?? {};
       if (typeof ac !== 'object') throw typeError(where, `${v.name('attn_config')} must be an object`, ac);
+      if (ac.rope) {
+        throw new TypeError(`${where}: ${v.name('attn_config.rope')} (llm-foundry's RoPE for MPT) is not read by transformers' MptModel, and posenc does not guess its parameters`);
+      }
       if (!ac.alibi) return { kind: 'none', reason: 'MPT without attn_config.alibi (transformers\' MptModel has no position table)' };
       const max = ac.alibi_bias_max ?? 8;
       if (typeof max !== 'number' || !(max > 0) || !Number.isFinite(max)) {

@@ -51,7 +51,7 @@ const yarnMscale = (factor, m) => (factor <= 1 ? 1 : 0.1 * m * Math.log(factor) 
  * The rope parameters object in force for `layerType` and where it came from, with the base and partial
  * rotary factor it carries. `v` is the text config view (hf-config.js), `family` its family.
  */
-function locateParams(where, v, family, layerType) {
+function locateParams(where, v, family, layerType, layerTypeName) {
   const rp = v.get('rope_parameters');
   if (given(rp)) {
     if (!isPlainObject(rp)) throw typeError(where, `${v.name('rope_parameters')} must be an object`, rp);
@@ -59,7 +59,7 @@ function locateParams(where, v, family, layerType) {
       !('rope_type' in rp) && !('type' in rp) && !('rope_theta' in rp) && Object.keys(rp).length > 0 && Object.values(rp).every(isPlainObject);
     if (perLayer) {
       const keys = Object.keys(rp);
-      const bound = `options.layerType must be one of ${keys.map((k) => `'${k}'`).join(', ')} (${v.name('rope_parameters')} is keyed by layer type)`;
+      const bound = `${layerTypeName} must be one of ${keys.map((k) => `'${k}'`).join(', ')} (${v.name('rope_parameters')} is keyed by layer type)`;
       if (typeof layerType !== 'string') throw typeError(where, bound, layerType);
       if (!keys.includes(layerType)) throw rangeError(where, bound, layerType);
       return { params: rp[layerType], name: v.name(`rope_parameters.${layerType}`), inside: true };
@@ -75,6 +75,13 @@ function locateParams(where, v, family, layerType) {
       return { params: {}, name: v.name('rope_scaling'), theta: v.get('rope_local_base_freq'), thetaName: v.name('rope_local_base_freq') };
     }
   }
+  if (family === 'modernbert') {
+    // ModernBertAttention: local (sliding) layers use local_rope_theta (global_rope_theta when null), the rest
+    // global_rope_theta; no scaling
+    const local = layerType === 'sliding_attention' && given(v.get('local_rope_theta'));
+    const key = local ? 'local_rope_theta' : 'global_rope_theta';
+    return { params: rs ?? {}, name: v.name('rope_scaling'), theta: v.get(key), thetaName: v.name(key) };
+  }
   return { params: rs ?? {}, name: v.name('rope_scaling'), inside: false };
 }
 
@@ -82,12 +89,12 @@ function locateParams(where, v, family, layerType) {
  * pe.rope() options for one layer type, the names its errors use, and the layer's extras:
  * { ropeOptions, names, mrope?, outputPairing?, scale?, queryScale?, ignored: [...] }.
  */
-export function ropeRequest(where, v, family, { layerType, pairing: pairingOption } = {}) {
+export function ropeRequest(where, v, family, { layerType, pairing: pairingOption, layerTypeName = 'options.layerType' } = {}) {
   const ignored = [];
   if (family === 'chatglm') return chatglmRequest(where, v, pairingOption);
   if (family === 'gptj' || family === 'codegen') return gptjRequest(where, v, family, pairingOption);
 
-  const loc = locateParams(where, v, family, layerType);
+  const loc = locateParams(where, v, family, layerType, layerTypeName);
   const params = loc.params;
   if (!isPlainObject(params)) throw typeError(where, `${loc.name} must be an object`, params);
   checkKnownKeys(where, loc.name, params, PARAM_KEYS);
@@ -182,8 +189,10 @@ export function ropeRequest(where, v, family, { layerType, pairing: pairingOptio
     if (reads === undefined || reads.includes(k)) scaling[CAMEL[k]] = val;
     else ignored.push(pn(k));
   }
-  const topOrig = v.get('original_max_position_embeddings');
-  const hasTopOrig = given(topOrig) && reads !== undefined && reads.includes('original_max_position_embeddings');
+  // read only where the type uses it, so an unused copy (Phi-4: default type) is reported in `ignored`
+  const readsOrig = reads !== undefined && reads.includes('original_max_position_embeddings');
+  const topOrig = readsOrig ? v.get('original_max_position_embeddings') : undefined;
+  const hasTopOrig = given(topOrig);
   if (hasTopOrig) scaling.originalMaxPositionEmbeddings = topOrig;
 
   // pairing: the model code's, unless the caller says otherwise
@@ -214,7 +223,7 @@ export function ropeRequest(where, v, family, { layerType, pairing: pairingOptio
   const out = { ropeOptions, names, ignored };
   if (mrope) out.mrope = mrope;
   if (outputPairing) out.outputPairing = outputPairing;
-  if (mla) out.scale = mlaScale(where, v, family, type, params, pn);
+  if (mla) out.scale = mlaScale(where, v, family, type, params);
   if (given(params.llama_4_scaling_beta)) out.queryScale = llama4Scaling(where, params, pn, v);
   return out;
 }
@@ -281,7 +290,7 @@ function gptjRequest(where, v, family, pairingOption) {
  * rope is scaled and mscale_all_dim is non-zero. transformers' DeepseekV2Attention has no mscale term (DeepSeek's
  * remote code and vLLM do); posenc follows transformers.
  */
-function mlaScale(where, v, family, type, params, pn) {
+function mlaScale(where, v, family, type, params) {
   const nope = v.get('qk_nope_head_dim');
   const rope = v.get('qk_rope_head_dim');
   if (!Number.isInteger(nope) || !Number.isInteger(rope)) {

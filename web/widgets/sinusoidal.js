@@ -83,8 +83,6 @@ class PeSinusoidal extends PeElement {
     parts: { type: 'list', default: PARTS },
   };
 
-  #timer = 0;
-
   get d() {
     const d = this.state.dModel;
     return Math.max(4, d - (d % 2));
@@ -255,9 +253,9 @@ class PeSinusoidal extends PeElement {
         last = ts;
         this.setPosition((this.state.position + 1) % 1001);
       }
-      this.#timer = this.frame(step);
+      this.frame(step);
     };
-    this.#timer = this.frame(step);
+    this.frame(step);
   }
 
   cleanup() {

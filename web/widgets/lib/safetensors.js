@@ -1,10 +1,10 @@
 // safetensors.js — reading a shipped model's weights in a widget, through the public parser (posenc's
-// parseSafetensors: header, dtypes, shapes and byte ranges, checked).
+// parseSafetensors from 'posenc/model': header, dtypes, shapes and byte ranges, checked).
 //
 //   const file = readSafetensors(bytes)      // { parsed, f32(name) }
 //   file.f32('model.embed_positions.weight') // a new Float32Array of that F32 tensor
 
-import { parseSafetensors } from '../../src/index.js';
+import { parseSafetensors } from '../../src/model.js'; // the public 'posenc/model' entry
 
 export function readSafetensors(bytes) {
   const parsed = parseSafetensors(bytes);
