@@ -526,3 +526,23 @@ for (const build of BUILDS) {
     rope.free();
   });
 }
+
+for (const build of BUILDS) {
+  test(`a resizable buffer shrunk by an option getter during the call is named, never overrun [${build.name}]`, async () => {
+    const pe = await loadBuild(build.simd);
+    const w = makeWitness(pe);
+    const rope = pe.rope({ headDim: 8 });
+    const buf = new ArrayBuffer(64, { maxByteLength: 64 });
+    const x = new Float32Array(buf); // length-tracking: 16 floats, then 2
+    const options = {
+      shape: [1, 2, 1, 8],
+      get positions() {
+        buf.resize(8);
+        return [1, 2];
+      },
+    };
+    assertThrowsNaming(() => rope.apply(x, options), RangeError, 'rope.apply', 'changed length');
+    rope.free();
+    w.check('a shrinking x');
+  });
+}

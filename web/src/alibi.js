@@ -11,13 +11,13 @@ import {
   SLOT,
   MAX_TENSOR_LENGTH,
   copyOut,
-  typedArrayTag,
   numbersLength,
   stageInt32s,
   int32RangeErrorAt,
   locateFloat32,
   returnFloat32,
 } from './memory.js';
+import { typedArrayTag } from './typed-arrays.js';
 
 /**
  * Validates optional explicit slopes (a Float32Array or an array-like of finite numbers, length nHeads; each

@@ -30,9 +30,8 @@ import {
   int32sLength,
   stageInt32s,
   int32RangeErrorAt,
-  typedArrayTag,
-  posesAsTypedArray,
 } from './memory.js';
+import { typedArrayTag, posesAsTypedArray } from './typed-arrays.js';
 import { ropeHandle, LAYOUTS } from './rope.js';
 import { writeSlopes } from './alibi.js';
 import { readLayout, limit } from './abi.js';

@@ -10,11 +10,7 @@
 // template strings, no lists joined), which keeps small calls such as a decode-step rope.apply cheap. Callers
 // on hot paths therefore pass constant names, or test the value inline and call these only to throw.
 
-const typedArrayPrototype = Object.getPrototypeOf(Int8Array.prototype);
-const typedArrayTagOf = Function.prototype.call.bind(
-  Object.getOwnPropertyDescriptor(typedArrayPrototype, Symbol.toStringTag).get,
-);
-const typedArrayLengthOf = Function.prototype.call.bind(Object.getOwnPropertyDescriptor(typedArrayPrototype, 'length').get);
+import { typedArrayTag, viewLength, posesAsTypedArray } from './typed-arrays.js';
 
 /** Short, safe rendering of a received value for an error message. */
 export function describe(v) {
@@ -35,12 +31,12 @@ export function describe(v) {
       return 'a symbol';
     default: {
       // Only the engine's own answers are trusted here: a look-alike's getters could throw or lie.
-      const tag = typedArrayTagOf(v);
-      if (tag !== undefined) return `a ${tag}(${typedArrayLengthOf(v)})`;
+      const tag = typedArrayTag(v);
+      if (tag !== undefined) return `a ${tag}(${viewLength(v)})`;
       try {
         if (Array.isArray(v)) return 'an Array';
         if (ArrayBuffer.isView(v)) return 'a DataView';
-        if (typedArrayPrototype.isPrototypeOf(v)) return 'an object posing as a typed array';
+        if (posesAsTypedArray(v)) return 'an object posing as a typed array';
         const name = v.constructor?.name;
         return typeof name === 'string' && name !== 'Object' && name !== '' ? `a ${name.slice(0, 40)}` : 'an object';
       } catch {
