@@ -58,6 +58,10 @@ static const int32_t pe__learned_add_config_layout[] = {
         return table;                                                                                      \
     }
 PE__LAYOUT_GETTER(pe_abi_attention_config_layout, pe__attention_config_layout)
+static const int32_t pe__mrope_config_layout[] = {
+    PE__OFF_OF(pe_mrope_config, section), PE__OFF_OF(pe_mrope_config, interleaved), (int32_t) sizeof(pe_mrope_config),
+};
+PE__LAYOUT_GETTER(pe_abi_mrope_config_layout, pe__mrope_config_layout)
 PE__LAYOUT_GETTER(pe_abi_sinusoidal_config_layout, pe__sinusoidal_config_layout)
 PE__LAYOUT_GETTER(pe_abi_rope_apply_config_layout, pe__rope_apply_config_layout)
 PE__LAYOUT_GETTER(pe_abi_learned_add_config_layout, pe__learned_add_config_layout)
