@@ -22,6 +22,7 @@ import {
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
+import { writeMropeConfig, mropePairAxis, mropeRows, mropeCosSin, buildMropeTable } from './mrope.js';
 
 export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
@@ -124,7 +125,15 @@ class Rope {
     const scaling = { ...c.scaling };
     if (scaling.shortFactor) scaling.shortFactor = Array.from(scaling.shortFactor);
     if (scaling.longFactor) scaling.longFactor = Array.from(scaling.longFactor);
-    return { ...c, scaling };
+    const out = { ...c, scaling };
+    if (c.mrope) out.mrope = { section: [...c.mrope.section], interleaved: c.mrope.interleaved };
+    return out;
+  }
+  /** M-RoPE: { section, interleaved, pairAxis } (pairAxis: each pair's axis, 0 t, 1 h, 2 w), or null. */
+  get mrope() {
+    const st = Rope.live(this, 'rope.mrope');
+    if (st.mrope === null) return null;
+    return { section: [...st.mrope.section], interleaved: st.mrope.interleaved, pairAxis: mropePairAxis(st, 'rope.mrope') };
   }
   get freed() {
     return this.#st.ptr === 0;
@@ -162,6 +171,7 @@ class Rope {
   cosSin(positions, seqLenOrOptions) {
     const where = 'rope.cosSin';
     const st = Rope.live(this, where);
+    if (st.mrope !== null) return mropeCosSin(st, where, positions, seqLenOrOptions); // positions [3][n]
     const { heap, exports: ex } = st.ctx;
     let seqLen = seqLenOrOptions;
     let out = null;
@@ -293,7 +303,14 @@ class Rope {
     const p = o.positions;
     let rows = S;
     let positions = null;
-    if (p !== undefined && p !== null) {
+    if (p !== undefined && p !== null && st.mrope !== null) {
+      // M-RoPE: three streams [t, h, w] of seq or batch * seq positions each
+      rows = mropeRows(APPLY, 'options.positions', p);
+      if (rows !== S && rows !== B * S) {
+        throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+      }
+      positions = p;
+    } else if (p !== undefined && p !== null) {
       rows = positionsLength(APPLY, 'options.positions', p);
       if (rows !== S && rows !== B * S) {
         throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
@@ -306,7 +323,9 @@ class Rope {
     // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
     // inverse rotation divides the factor back out: inverse(apply(x)) == x.
     const extra = inverse ? st.inverseScale : 1;
-    if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    if (st.mrope !== null && positions !== null) {
+      if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
     const cosPtr = st.tabPtr;
     const sinPtr = cosPtr + st.tabCap * 4;
 
@@ -398,9 +417,10 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   const layout = ctx.ropeLayout;
   const cfg = writeRopeConfig(ctx, request);
   // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it), zeroed so
-  // fields this wrapper does not set keep their zero default
-  const ptr = heap.malloc(layout.ropeSize + layout.apply.size, where, 'the pe_rope');
-  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + layout.apply.size);
+  // fields this wrapper does not set keep their zero default, then its pe_mrope_config (int32s)
+  const extraSize = layout.apply.size + layout.mrope.size;
+  const ptr = heap.malloc(layout.ropeSize + extraSize, where, 'the pe_rope');
+  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + extraSize);
   const status = ex.pe_rope_init(ptr, cfg);
   if (status !== 0) {
     heap.free(ptr);
@@ -417,11 +437,14 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     );
   }
   const config = readResolvedConfig(ctx, ptr, request);
+  if (request.mrope) config.mrope = request.mrope;
   const { limits } = ctx;
   const st = {
     ctx,
     ptr,
     applyPtr: ptr + layout.ropeSize,
+    mrope: request.mrope ?? null, // mrope.js: { section, interleaved }
+    mropePtr: ptr + layout.ropeSize + layout.apply.size,
     config,
     headDim: config.headDim,
     nFreq: dv.getInt32(ptr + layout.rope.n_freq, true),
@@ -443,6 +466,7 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     tabExtra: 1,
     tabPos: new Int32Array(0),
   };
+  if (st.mrope !== null) writeMropeConfig(st);
   return new Rope(st);
 }
 
@@ -464,5 +488,8 @@ export function ropeHandle(ctx, rope, where, name) {
     throw new TypeError(`${where}: ${name} is a rope of another posenc instance (made by a different init())`);
   }
   if (st.ptr === 0) throw new TypeError(`${where}: ${name} is a rope that was freed`);
+  if (st.mrope !== null) {
+    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream, so it does not take M-RoPE ropes yet: rotate q and k with rope.apply(x, { positions }) and pass no rope`);
+  }
   return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq };
 }
