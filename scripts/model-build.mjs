@@ -41,7 +41,7 @@ export function sourcesHash() {
 
 export function buildModelTool({ quiet = false } = {}) {
   const { srcs } = sourceLists();
-  let gccVersion = '';
+  let gccVersion;
   try {
     gccVersion = execFileSync('gcc', ['--version'], { encoding: 'utf8' }).split('\n')[0];
   } catch {

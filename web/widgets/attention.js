@@ -194,7 +194,7 @@ class PeAttention extends PeElement {
     this.summary.textContent = '';
     this.msg.replaceChildren(h('p', { class: 'pe-loading' }, this.t('at.loading', { name })));
     const model = await this.model(name);
-    let check = null;
+    let check;
     try {
       check = await this.modelsJson(`${this.state.task}-check.json`);
     } catch {

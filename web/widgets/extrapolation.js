@@ -18,7 +18,7 @@
 // its base growing with the length), and equal the trained RoPE at 1x.
 
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings } from './i18n.js';
 import { controls, select, range, button, checkbox, progress } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
 import { copyExample, lmStream, targetsOf } from './common-b.js';

@@ -88,8 +88,6 @@ class PeSinusoidal extends PeElement {
     parts: { type: 'list', default: PARTS },
   };
 
-  #timer = 0;
-
   get d() {
     const d = this.state.dModel;
     return Math.max(4, d - (d % 2));
@@ -259,9 +257,9 @@ class PeSinusoidal extends PeElement {
         last = ts;
         this.setPosition((this.state.position + 1) % 1001);
       }
-      this.#timer = this.frame(step);
+      this.frame(step);
     };
-    this.#timer = this.frame(step);
+    this.frame(step);
   }
 
   cleanup() {
