@@ -1,6 +1,5 @@
 /* test_mrope.c — M-RoPE and 2D vision RoPE tables against Hugging Face's values (tests/golden/mrope), the
  * section rules, and the property that equal streams give plain RoPE's table bit for bit. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "posenc.h"
 #include "golden.h"
 #include "test_util.h"
@@ -108,8 +107,20 @@ static void test_mrope_golden(void) {
         double ek = rotate_error(&rope, cs, sn, k, ke, shape_k, nk, 1);
         CHECK(eq <= tol_qk && ek <= tol_qk, "%s: q err %.3g k err %.3g", id, eq, ek);
         printf("  %-36s cos %.2e sin %.2e q %.2e k %.2e\n", id, ec, es, eq, ek);
-        free(sec); free(pos); free(axis); free(shape); free(shape_k); free(p32); free(cs); free(sn);
-        free(cos_w); free(sin_w); free(q); free(k); free(qe); free(ke);
+        free(sec);
+        free(pos);
+        free(axis);
+        free(shape);
+        free(shape_k);
+        free(p32);
+        free(cs);
+        free(sn);
+        free(cos_w);
+        free(sin_w);
+        free(q);
+        free(k);
+        free(qe);
+        free(ke);
         cases++;
     }
     CHECK(cases == 8, "mrope.json: %d cases", cases);
@@ -126,7 +137,7 @@ static void test_rope2d_golden(void) {
         char id[128], kind[32];
         golden_string(&c, "id", id, sizeof id);
         golden_string(&c, "kind", kind, sizeof kind);
-        int32_t k2 = strcmp(kind, "pixtral") == 0 ? PE_ROPE2D_PIXTRAL
+        int32_t k2 = strcmp(kind, "pixtral") == 0           ? PE_ROPE2D_PIXTRAL
                      : strcmp(kind, "qwen2_vl_vision") == 0 ? PE_ROPE2D_QWEN2_VL
                                                             : PE_ROPE2D_LLAMA4;
         pe_rope rope;
@@ -149,14 +160,16 @@ static void test_rope2d_golden(void) {
             size_t nr;
             double *rc = golden_array(&c, "rotary_pos_ids", &nr);
             CHECK((int32_t)nr == 2 * seq, "%s: rotary_pos_ids", id);
-            for (int32_t t = 0; t < seq && 2 * (size_t)t + 1 < nr; t++) pos[t] = (int32_t)rc[2 * t], pos[seq + t] = (int32_t)rc[2 * t + 1];
+            for (int32_t t = 0; t < seq && 2 * (size_t)t + 1 < nr; t++)
+                pos[t] = (int32_t)rc[2 * t], pos[seq + t] = (int32_t)rc[2 * t + 1];
             free(rc);
         } else {
             int32_t side = (int32_t)golden_number(&c, "patches_per_side", 0);
             for (int32_t t = 0; t + 1 < seq; t++) pos[t] = t % side + 1, pos[seq + t] = t / side + 1;
             CHECK(side * side + 1 == seq, "%s: side %d", id, side); /* CLS last: (0, 0) from calloc */
         }
-        float *cs = (float *)malloc((size_t)seq * n * sizeof(float)), *sn = (float *)malloc((size_t)seq * n * sizeof(float));
+        float *cs = (float *)malloc((size_t)seq * n * sizeof(float)),
+              *sn = (float *)malloc((size_t)seq * n * sizeof(float));
         CHECK_STATUS(pe_rope2d_cos_sin(cs, sn, &rope, k2, pos, seq), PE_OK);
         double *cos_w = golden_array(&c, "cos_f64", &nc), *sin_w = golden_array(&c, "sin_f64", &nsn);
         int32_t width = (int32_t)(nc / (size_t)seq);
@@ -164,10 +177,20 @@ static void test_rope2d_golden(void) {
         CHECK(ec <= 2e-6 && es <= 2e-6, "%s: cos err %.3g sin err %.3g", id, ec, es);
         double *q = golden_array(&c, "q", &nq), *k = golden_array(&c, "k", &nk);
         double *qe = golden_array(&c, "q_embed_f64", &nqe), *ke = golden_array(&c, "k_embed_f64", &nke);
-        double eq = rotate_error(&rope, cs, sn, q, qe, shape, nq, 0), ek = rotate_error(&rope, cs, sn, k, ke, shape, nk, 0);
+        double eq = rotate_error(&rope, cs, sn, q, qe, shape, nq, 0),
+               ek = rotate_error(&rope, cs, sn, k, ke, shape, nk, 0);
         CHECK(eq <= 3e-5 && ek <= 3e-5, "%s: q err %.3g k err %.3g", id, eq, ek);
         printf("  %-36s cos %.2e sin %.2e q %.2e k %.2e\n", id, ec, es, eq, ek);
-        free(shape); free(pos); free(cs); free(sn); free(cos_w); free(sin_w); free(q); free(k); free(qe); free(ke);
+        free(shape);
+        free(pos);
+        free(cs);
+        free(sn);
+        free(cos_w);
+        free(sin_w);
+        free(q);
+        free(k);
+        free(qe);
+        free(ke);
         cases++;
     }
     CHECK(cases == 6, "rope2d.json: %d cases", cases);
@@ -249,7 +272,6 @@ static void test_equal_streams_is_rope(void) {
 }
 
 int main(void) {
-    setenv("POSENC_GOLDEN", "tests/golden", 0);
     test_sections();
     test_equal_streams_is_rope();
     test_mrope_golden();

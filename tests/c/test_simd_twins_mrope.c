@@ -21,7 +21,9 @@ static int32_t random_position(pe_rng *rng) {
     }
 }
 
-enum { MAX_ROWS = 37 };
+enum {
+    MAX_ROWS = 37
+};
 static float c_a[MAX_ROWS * PE_ROPE_MAX_FREQ], s_a[MAX_ROWS * PE_ROPE_MAX_FREQ];
 static float c_b[MAX_ROWS * PE_ROPE_MAX_FREQ], s_b[MAX_ROWS * PE_ROPE_MAX_FREQ];
 
@@ -31,7 +33,8 @@ int main(void) {
         pe_rope_config cfg = {0};
         cfg.head_dim = 2 * pe_rng_int(&rng, 1, pe_rng_int(&rng, 0, 3) ? 70 : 512);
         int two_d = pe_rng_int(&rng, 0, 2) == 0;
-        if (two_d) cfg.head_dim = 4 * ((cfg.head_dim + 3) / 4) > PE_ROPE_MAX_HEAD_DIM ? 1024 : 4 * ((cfg.head_dim + 3) / 4);
+        if (two_d)
+            cfg.head_dim = 4 * ((cfg.head_dim + 3) / 4) > PE_ROPE_MAX_HEAD_DIM ? 1024 : 4 * ((cfg.head_dim + 3) / 4);
         int32_t kind = pe_rng_int(&rng, 0, PE_ROPE2D_KIND_COUNT - 1);
         if (two_d) {
             cfg.pairing = kind == PE_ROPE2D_LLAMA4;
