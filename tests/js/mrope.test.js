@@ -230,3 +230,36 @@ for (const { name, pe } of builds) {
     }
   });
 }
+
+for (const { name, pe } of builds) {
+  test(`rerotate by a delta per axis: rerotate(apply(x, p), d) == apply(x, p + d), mixed signs [${name}]`, () => {
+    const rng = makeRng(1304);
+    for (const interleaved of [false, true]) {
+      const rope = pe.rope({ headDim: 32, base: 1e6, mrope: { section: [6, 5, 5], interleaved }, scaling: { type: 'yarn', factor: 4, originalMaxPositionEmbeddings: 32768 } });
+      for (let trial = 0; trial < 10; trial++) {
+        const x = randnF32(rng, 3 * 32);
+        const p = [rng.int(5000, 9000), rng.int(5000, 9000), rng.int(5000, 9000)];
+        const d = [rng.int(-4000, 4000), rng.int(-4000, 4000), rng.int(-4000, 4000)];
+        const pos = (q) => Int32Array.from([q[0], q[0], q[0], q[1], q[1], q[1], q[2], q[2], q[2]]);
+        const a = x.slice();
+        rope.apply(a, { shape: [1, 3, 1, 32], positions: pos(p) });
+        rope.rerotate(a, d);
+        const b = x.slice();
+        rope.apply(b, { shape: [1, 3, 1, 32], positions: pos(p.map((v, i) => v + d[i])) });
+        assert.ok(maxAbsDiff(a, b) <= 2e-5, `trial ${trial}: ${maxAbsDiff(a, b)}`);
+      }
+      // a number shifts every axis
+      const x = randnF32(rng, 32);
+      const a = x.slice();
+      rope.apply(a, { shape: [1, 1, 1, 32], positions: [10, 20, 30] });
+      rope.rerotate(a, 7);
+      const b = x.slice();
+      rope.apply(b, { shape: [1, 1, 1, 32], positions: [17, 27, 37] });
+      assert.ok(maxAbsDiff(a, b) <= 1e-5);
+      assertThrowsNaming(() => rope.rerotate(a, [1, 2]), TypeError, 'delta');
+      assertThrowsNaming(() => rope.rerotate(a, [1, 2, 0.5]), RangeError, 'delta[2]');
+      rope.free();
+    }
+    assertThrowsNaming(() => pe.rope({ headDim: 32 }).rerotate(new Float32Array(32), [1, 2, 3]), TypeError, 'delta');
+  });
+}

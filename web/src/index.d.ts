@@ -279,9 +279,10 @@ export interface Rope {
   apply<T extends FloatInput>(x: T, options: ApplyOptions): T;
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta (either sign): a pure rotation, so
-   * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x.
+   * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x. An M-RoPE rope also takes
+   * [dt, dh, dw], one delta per axis.
    */
-  rerotate<T extends FloatInput>(x: T, delta: number, options?: RerotateOptions): T;
+  rerotate<T extends FloatInput>(x: T, delta: number | readonly [number, number, number], options?: RerotateOptions): T;
   /** Releases the wasm object; calling it again does nothing. Other methods then throw. */
   free(): void;
 }

@@ -6,7 +6,7 @@
 // then h, then w (HF's position_ids [3, batch, seq] flattened). rope.js calls in here only when the rope has
 // an `mrope` option.
 
-import { checkKnownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
+import { checkInt, checkKnownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH, copyInt32s, stageInt32s } from './memory.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError } from './rope-table.js';
 
@@ -144,4 +144,24 @@ export function buildMropeTable(st, where, name, positions, rows, seqLen, extra)
   st.tabSeqLen = seqLen;
   st.tabExtra = extra;
   st.tabValid = true;
+}
+
+/** rope.rerotate's per-axis delta: [dt, dh, dw], integers with |d| <= INT32_MAX. */
+export function mropeDeltas(where, delta) {
+  if (typeof delta.length !== 'number' || delta.length !== 3) {
+    throw typeError(where, 'delta must be an integer, or for an M-RoPE rope [dt, dh, dw] (one per axis)', delta);
+  }
+  return [0, 1, 2].map((i) => checkInt(where, `delta[${i}]`, delta[i], -INT32_MAX, INT32_MAX));
+}
+
+/** One M-RoPE table row in scratch for the three positions pos3 (>= 0), at extra scale `extra`. */
+export function mropeRow(st, where, pos3, seqLen, extra) {
+  const { heap, exports: ex } = st.ctx;
+  const posPtr = heap.scratch(SLOT.POS, 12, where, 'delta');
+  for (let i = 0; i < 3; i++) heap.i32[(posPtr >>> 2) + i] = pos3[i];
+  const cosPtr = heap.scratch(SLOT.COS, st.nFreq * 4, where, 'the cos row');
+  const sinPtr = heap.scratch(SLOT.SIN, st.nFreq * 4, where, 'the sin row');
+  const status = ex.pe_mrope_cos_sin(cosPtr, sinPtr, st.ptr, st.mropePtr, posPtr, 1, seqLen, extra);
+  if (status !== 0) throw st.ctx.statusError(where, status);
+  return { cosPtr, sinPtr };
 }

@@ -22,7 +22,7 @@ import {
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
-import { writeMropeConfig, mropePairAxis, mropeRows, mropeCosSin, buildMropeTable } from './mrope.js';
+import { writeMropeConfig, mropePairAxis, mropeRows, mropeCosSin, buildMropeTable, mropeDeltas, mropeRow } from './mrope.js';
 
 export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
@@ -352,7 +352,9 @@ class Rope {
     const where = 'rope.rerotate';
     const st = Rope.live(this, where);
     const { heap, exports: ex } = st.ctx;
-    checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
+    // M-RoPE: a delta per axis [dt, dh, dw] (mrope.js); a number shifts all three
+    const deltas = st.mrope !== null && typeof delta === 'object' && delta !== null ? mropeDeltas(where, delta) : null;
+    if (deltas === null) checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
     const o = checkOptions(where, 'options', options);
     const D = st.headDim;
     let total;
@@ -370,6 +372,16 @@ class Rope {
     const sl = seqLenArg(where, o.seqLen, st.seqLenNone);
     const xLoc = locateFloat32(heap, x, total, where, 'x');
     const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
+    if (deltas !== null) {
+      // the positive parts forward, the negative ones inverse: rotations of a pair commute
+      for (const [pos3, inverse] of [[deltas.map((d) => Math.max(d, 0)), false], [deltas.map((d) => Math.max(-d, 0)), true]]) {
+        if (total === 0 || (pos3[0] === 0 && pos3[1] === 0 && pos3[2] === 0)) continue;
+        const { cosPtr, sinPtr } = mropeRow(st, where, pos3, sl, 1 / st.scale);
+        const rotation = inverse ? st.rotateInverse : st.rotateForward;
+        check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
+      }
+      return returnFloat32(heap, x, xLoc, xPtr, total);
+    }
     if (delta !== 0 && total !== 0) {
       // One table row for position |delta|, scaled by 1/a so that a * (1/a) = 1: a pure rotation. A negative
       // delta turns the other way. Every head vector is a row of the (rows, 1, 1, headDim) view of x.
