@@ -129,7 +129,7 @@ function sizes() {
   const srcDir = path.join(ROOT, 'web/src');
   const js = fs
     .readdirSync(srcDir)
-    .filter((f) => f.endsWith('.js') && f !== 'wasm-inline.js' && f !== 'url.js' && !f.endsWith('.test.js'))
+    .filter((f) => f.endsWith('.js') && !f.startsWith('wasm-inline') && f !== 'url.js' && !f.endsWith('.test.js'))
     .sort();
   const all = Buffer.concat(js.map((f) => fs.readFileSync(path.join(srcDir, f))));
   out['web/src/*.js (wrapper, without the inlined wasm)'] = { raw: all.length, gzip: gz(all), files: js };

@@ -366,10 +366,16 @@ export interface HFPositionSpec {
 export interface Posenc {
   /** Which build is running. */
   readonly simd: boolean;
-  /** The tiny transformers of the playground (c/model/model.c), on this same wasm instance. */
-  readonly models: ModelApi;
-  /** A tiny model from a safetensors file (F32) and its config.json object; throws ModelFileError if malformed. */
-  loadModel(safetensors: Uint8Array | ArrayBuffer | ArrayBufferView, config: TinyModelConfig): TinyModel;
+  /**
+   * The tiny transformers of the playground (c/model), on their own wasm module of this build, loaded with
+   * web/src/model.js on first use: a promise, the same one every time once it has resolved.
+   */
+  readonly models: Promise<ModelApi>;
+  /**
+   * A tiny model from a safetensors file (F32) and its config.json object; rejects with ModelFileError
+   * (from 'posenc/model') if malformed. Loads the model module first if needed.
+   */
+  loadModel(safetensors: Uint8Array | ArrayBuffer | ArrayBufferView, config: TinyModelConfig): Promise<TinyModel>;
   /** Fetches `config.json` and `model.safetensors` under baseUrl and loads them. */
   fetchModel(baseUrl: string | URL, options?: { fetch?: typeof fetch }): Promise<TinyModel>;
   /** Current size of the module's WebAssembly memory in bytes (diagnostics, leak checks). */
@@ -680,6 +686,4 @@ export interface ModelApi {
   fetchModel(baseUrl: string | URL, options?: { fetch?: typeof fetch }): Promise<TinyModel>;
   parseSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): SafetensorsInfo;
 }
-/** A safetensors or config.json file that cannot be used; the message says where and why. */
-export declare class ModelFileError extends Error {}
-export declare function parseSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): SafetensorsInfo;
+// ModelFileError and parseSafetensors are exported by 'posenc/model' (model.d.ts).

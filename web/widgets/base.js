@@ -68,9 +68,7 @@
 //   next to the page.
 
 import { init } from '../src/index.js';
-import { compileBytes, decodeBase64, stubImports } from '../src/loader.js';
-import { simdWasmBase64, scalarWasmBase64 } from '../src/wasm-inline.js';
-import { createModelApi, parseSafetensors, readTensor } from '../src/model.js';
+import { parseSafetensors, readTensor } from '../src/model.js';
 import { t as translate, getLang, normLang, onLangChange } from './i18n.js';
 import { urlStateEnabled, stateKey, readState, writeState } from './lib/state.js';
 import { ensureStyles } from './lib/style.js';
@@ -142,19 +140,9 @@ export function modelsBase(el) {
 // ── models ────────────────────────────────────────────────────────────────────────────────────────────────
 
 let modelApiPromise = null;
-/**
- * The tiny-model API (web/src/model.js createModelApi) over an instance of the same build as getPosenc().
- * If the posenc API object carries a model API itself (pe.models), that one is used.
- */
+/** The tiny-model API (pe.models: the model module of the same build as getPosenc(), loaded on first use). */
 export function getModelApi() {
-  modelApiPromise ??= (async () => {
-    const pe = await getPosenc();
-    if (pe.models && typeof pe.models.loadModel === 'function') return pe.models;
-    const module = await compileBytes(decodeBase64(pe.simd ? simdWasmBase64 : scalarWasmBase64));
-    const instance = await WebAssembly.instantiate(module, stubImports(module));
-    if (typeof instance.exports._initialize === 'function') instance.exports._initialize();
-    return createModelApi(instance);
-  })();
+  modelApiPromise ??= (async () => (await getPosenc()).models)();
   modelApiPromise.catch(() => { modelApiPromise = null; });
   return modelApiPromise;
 }
