@@ -69,6 +69,13 @@ test('bad arguments are TypeErrors / RangeErrors naming the argument', () => {
   assertThrowsNaming(() => pe.mropePositions([[1, -2]], { config }), RangeError, 'inputIds[0][1]');
   // placeholders with no grid block before them
   assertThrowsNaming(run({ imageGridThw: [[1, 4, 4]] }, [[...ids[0], 151655]]), RangeError, 'placeholder');
+  // Qwen2.5-VL videos need tokens_per_second (top level or vision_config)
+  const v = GOLDEN.cases.find((x) => x.id === 'idx_pub_q25_video_spg1');
+  const { tokens_per_second: tps, ...noTps } = configOf(v);
+  assertThrowsNaming(() => pe.mropePositions(v.inputs.input_ids, { ...optionsOf(v), config: noTps }), TypeError, 'tokens_per_second');
+  const nested = pe.mropePositions(v.inputs.input_ids, { ...optionsOf(v), config: { ...noTps, vision_config: { tokens_per_second: tps } } });
+  assert.deepEqual(Array.from(nested.positions), v.expected.position_ids.flat(Infinity));
+  assertThrowsNaming(() => pe.mropePositions(v.inputs.input_ids, { ...optionsOf(v), secondPerGridTs: [1, 2] }), RangeError, 'options.secondPerGridTs', 'one entry per video');
   // one flat row is batch 1
   const one = pe.mropePositions(ids[0], { config, imageGridThw: [[1, 4, 4]] });
   assert.deepEqual(Array.from(one.positions), c.expected.position_ids.flat(Infinity));

@@ -110,10 +110,14 @@ export function mropePositions(inputIds, options) {
   const imageId = configInt(config, 'image_token_id');
   const videoId = configInt(config, 'video_token_id');
   const startId = configInt(config, 'vision_start_token_id');
-  let tps = 1;
+  // Qwen2.5-VL's temporal step for videos; required only when a video block is met (no default assumed: the
+  // published configs set it, e.g. 2 in vision_config)
+  let tps;
   if (model === 'qwen2_5_vl') {
-    tps = config.tokens_per_second ?? config.vision_config?.tokens_per_second ?? 1;
-    if (typeof tps !== 'number' || !Number.isFinite(tps)) throw typeError(WHERE, 'options.config.tokens_per_second must be a finite number', tps);
+    tps = config.tokens_per_second ?? config.vision_config?.tokens_per_second;
+    if (tps !== undefined && tps !== null && (typeof tps !== 'number' || !Number.isFinite(tps))) {
+      throw typeError(WHERE, 'options.config.tokens_per_second (or vision_config.tokens_per_second) must be a finite number', tps);
+    }
   }
 
   const ids = readRows('inputIds', inputIds, 0, Number.MAX_SAFE_INTEGER);
@@ -205,7 +209,10 @@ export function mropePositions(inputIds, options) {
             throw new RangeError(`${WHERE}: inputIds[${b}] has more video blocks than options.videoGridThw has grids (${videos.length})`);
           }
           gname = videoNames[videoIndex];
-          second = spg === null ? 1 : spg[model === 'qwen3_vl' ? 0 : videoIndex];
+          second = spg === null ? 1 : spg[videoIndex];
+          if (model === 'qwen2_5_vl' && (tps === undefined || tps === null)) {
+            throw typeError(WHERE, 'options.config.tokens_per_second (or vision_config.tokens_per_second) must be a finite number for Qwen2.5-VL videos', tps);
+          }
           grid = videos[videoIndex++];
           nVideos--;
         }
