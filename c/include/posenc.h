@@ -282,8 +282,9 @@ pe_status pe_mrope_cos_sin(float *cos, float *sin, const pe_rope *rope, const pe
                            const int32_t *positions, int32_t n_positions, int64_t seq_len, double extra_scale);
 
 /* 2D RoPE of vision encoders. The rope must be default type over the whole head (PE_ERR_ROPE_TYPE otherwise),
- * head_dim a multiple of 4 (PE_ERR_HEAD_DIM), and the pairing of the kind (PE_ERR_PAIRING). With
- * theta_i = base^(-2i/D) the rope's frequencies and q = D/4, positions is (2, n_positions), streams a and b:
+ * head_dim a multiple of 4 except for Pixtral (PE_ERR_HEAD_DIM), and the pairing of the kind (PE_ERR_PAIRING).
+ * With theta_i = base^(-2i/D) the rope's frequencies and q = D/4 (Pixtral: ceil(D/4), the even frequencies),
+ * positions is (2, n_positions), streams a and b:
  *   PE_ROPE2D_PIXTRAL   half-split; pair j < q: a * theta_2j, pair q + j: b * theta_(2j+1). a = patch row,
  *                       b = patch column (each image of a sequence from (0, 0)). HF: PixtralRotaryEmbedding.
  *   PE_ROPE2D_QWEN2_VL  half-split; pair j < q: a * theta_2j, pair q + j: b * theta_2j. a = row, b = column,

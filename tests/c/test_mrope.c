@@ -236,7 +236,15 @@ static void test_sections(void) {
     CHECK_STATUS(pe_rope2d_cos_sin(cs, sn, &rope, PE_ROPE2D_PIXTRAL, p2, 1), PE_OK);
     cfg.head_dim = 18;
     CHECK_STATUS(pe_rope_init(&rope, &cfg), PE_OK);
-    CHECK_STATUS(pe_rope2d_cos_sin(cs, sn, &rope, PE_ROPE2D_PIXTRAL, p2, 1), PE_ERR_HEAD_DIM);
+    CHECK_STATUS(pe_rope2d_cos_sin(cs, sn, &rope, PE_ROPE2D_QWEN2_VL, p2, 1), PE_ERR_HEAD_DIM);
+    /* Pixtral at D = 18: 9 frequencies, rows on the 5 even ones, columns on the 4 odd ones */
+    float c18[9], s18[9];
+    int32_t p18[2] = {3, 7};
+    CHECK_STATUS(pe_rope2d_cos_sin(c18, s18, &rope, PE_ROPE2D_PIXTRAL, p18, 1), PE_OK);
+    for (int32_t j = 0; j < 9; j++) {
+        double angle = j < 5 ? 3.0 * rope.inv_freq[2 * j] : 7.0 * rope.inv_freq[2 * (j - 5) + 1];
+        CHECK(fabs(c18[j] - cos(angle)) < 2e-7 && fabs(s18[j] - sin(angle)) < 2e-7, "pixtral D=18 pair %d", j);
+    }
 }
 
 /* t = h = w: the table is pe_rope_cos_sin's, bit for bit, for random configs, sections and positions */

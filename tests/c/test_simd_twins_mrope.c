@@ -33,9 +33,10 @@ int main(void) {
         pe_rope_config cfg = {0};
         cfg.head_dim = 2 * pe_rng_int(&rng, 1, pe_rng_int(&rng, 0, 3) ? 70 : 512);
         int two_d = pe_rng_int(&rng, 0, 2) == 0;
-        if (two_d)
-            cfg.head_dim = 4 * ((cfg.head_dim + 3) / 4) > PE_ROPE_MAX_HEAD_DIM ? 1024 : 4 * ((cfg.head_dim + 3) / 4);
         int32_t kind = pe_rng_int(&rng, 0, PE_ROPE2D_KIND_COUNT - 1);
+        /* Pixtral takes any even head_dim, the others multiples of 4 */
+        if (two_d && kind != PE_ROPE2D_PIXTRAL)
+            cfg.head_dim = 4 * ((cfg.head_dim + 3) / 4) > PE_ROPE_MAX_HEAD_DIM ? 1024 : 4 * ((cfg.head_dim + 3) / 4);
         if (two_d) {
             cfg.pairing = kind == PE_ROPE2D_LLAMA4;
         } else {

@@ -106,7 +106,17 @@ for (const { name, pe } of builds) {
 
   test(`bad rope2d options and grids are TypeErrors / RangeErrors naming the argument [${name}]`, () => {
     assertThrowsNaming(() => pe.rope2d({ kind: 'vit', headDim: 16 }), RangeError, 'kind');
-    assertThrowsNaming(() => pe.rope2d({ kind: 'pixtral', headDim: 18 }), RangeError, 'headDim', 'multiple of 4');
+    assertThrowsNaming(() => pe.rope2d({ kind: 'qwen2-vl', headDim: 18 }), RangeError, 'headDim', 'multiple of 4');
+    assertThrowsNaming(() => pe.rope2d({ kind: 'pixtral', headDim: 17 }), RangeError, 'headDim', 'multiple of 2');
+    // Pixtral at headDim 18: rows on the 5 even frequencies, columns on the 4 odd ones (HF's freqs[::2], freqs[1::2])
+    const p18 = pe.rope2d({ kind: 'pixtral', headDim: 18 });
+    const t18 = p18.cosSin({ gridH: 4, gridW: 8 });
+    for (let j = 0; j < 9; j++) {
+      const angle = j < 5 ? 3 * 10000 ** (-(4 * j) / 18) : 7 * 10000 ** (-(4 * (j - 5) + 2) / 18);
+      const at = (3 * 8 + 7) * 9 + j; // patch (3, 7)
+      assert.ok(Math.abs(t18.cos[at] - Math.cos(angle)) < 2e-6 && Math.abs(t18.sin[at] - Math.sin(angle)) < 2e-6, `pixtral 18 pair ${j}`);
+    }
+    p18.free();
     assertThrowsNaming(() => pe.rope2d({ kind: 'pixtral', headDim: 16, spatialMergeSize: 2 }), TypeError, 'spatialMergeSize');
     assertThrowsNaming(() => pe.rope2d({ kind: 'llama4', headDim: 16 }), TypeError, 'imageSize');
     assertThrowsNaming(() => pe.rope2d({ kind: 'pixtral', headDim: 16, theta: 1 }), TypeError, 'theta');
@@ -131,7 +141,7 @@ test('SIMD and scalar give the same 2D tables and rotations bit for bit (random 
   const [simd, scalar] = builds.map((b) => b.pe);
   for (let trial = 0; trial < 60; trial++) {
     const kind = rng.pick(['pixtral', 'qwen2-vl', 'llama4']);
-    const headDim = 4 * rng.int(1, 40);
+    const headDim = kind === 'pixtral' ? 2 * rng.int(1, 80) : 4 * rng.int(1, 40);
     const side = 2 * rng.int(1, 6);
     const opts = { kind, headDim, base: rng.pick([1e4, 1e5]) };
     if (kind !== 'qwen2-vl') Object.assign(opts, { imageSize: side * 14, patchSize: 14 });

@@ -204,10 +204,12 @@ export function rope2d(ctx, options) {
   checkKnownKeys(where, 'options', o, KEYS);
   const kind = checkEnum(where, 'kind', o.kind, ROPE2D_KINDS);
   const hd = o.headDim;
-  if (typeof hd !== 'number') throw typeError(where, 'headDim must be a multiple of 4 in [4, 1024]', hd);
-  if (!Number.isInteger(hd) || hd < 4 || hd % 4 !== 0 || hd > limit(ctx.limits, 'PE_ROPE_MAX_HEAD_DIM')) {
-    throw new RangeError(`${where}: headDim must be a multiple of 4 in [4, ${limit(ctx.limits, 'PE_ROPE_MAX_HEAD_DIM')}] (a quarter of the pairs per coordinate), got ${hd}`);
-  }
+  // Pixtral splits the frequencies into evens and odds (any even headDim); the others a quarter per coordinate
+  const maxHd = limit(ctx.limits, 'PE_ROPE_MAX_HEAD_DIM');
+  const step = kind === 'pixtral' ? 2 : 4;
+  const hdBound = `headDim must be a multiple of ${step} in [${step}, ${maxHd}]${step === 4 ? ` for kind '${kind}' (a quarter of the pairs per coordinate)` : ''}`;
+  if (typeof hd !== 'number') throw typeError(where, hdBound, hd);
+  if (!Number.isInteger(hd) || hd < step || hd % step !== 0 || hd > maxHd) throw new RangeError(`${where}: ${hdBound}, got ${hd}`);
   let side = 0;
   if (o.imageSize !== undefined || o.patchSize !== undefined || kind === 'llama4') {
     const is = dim(where, 'imageSize', o.imageSize);
