@@ -9,6 +9,9 @@
 //   integers in [0, 2^31 - 1].
 // - Wrong types throw TypeError, out-of-range values RangeError; the message names the argument and the bound,
 //   e.g. "rope: headDim must be an even integer in [2, 1024], got 7". A failed call changes nothing.
+// - Options are strict: an unknown key is a TypeError naming it and the nearest known key. Typed arrays must be
+//   real typed arrays (not objects with their prototype, not Proxies); a detached one is a TypeError. Using an
+//   object after free() is a TypeError.
 
 /** Options of init(). */
 export interface InitOptions {
@@ -39,6 +42,12 @@ export interface Tensor {
   readonly freed: boolean;
   /** Releases the memory; calling it again does nothing. */
   free(): void;
+}
+
+/** Options of pe.tensor(). */
+export interface TensorOptions {
+  /** The storage type; 'float32' (the default) is the one so far. */
+  dtype?: 'float32';
 }
 
 /** Float input: copied in and out (Float32Array) or used in place (Tensor, or a Float32Array viewing wasm memory). */
@@ -244,7 +253,9 @@ export interface Rope {
   /**
    * The resolved config, read back from the C core (defaults filled in the way Hugging Face does), in
    * pe.rope()'s option shape: pe.rope({ ...rope.config, headDim: 24 }) is the same RoPE for another head size.
-   * rotaryDim appears only when partial. A fresh copy each time.
+   * rotaryDim appears only when partial. Derived values are included as resolved (yarn's and longrope's
+   * attentionFactor, yarn's factor from maxPositionEmbeddings): change the fields they come from and drop them to
+   * have them derived again. A fresh copy each time.
    */
   readonly config: RopeConfig;
   readonly freed: boolean;
@@ -405,7 +416,7 @@ export interface Posenc {
    */
   fromHFConfig(config: Record<string, unknown>, options?: FromHFConfigOptions): HFPositionSpec;
   /** A float32 array in wasm memory: zero-filled of the given length, or a copy of a Float32Array. */
-  tensor(lengthOrArray: number | Float32Array): Tensor;
+  tensor(lengthOrArray: number | Float32Array, options?: TensorOptions): Tensor;
 
   /**
    * ALiBi slopes for any head count ≥ 1 (Press et al. 2022, BLOOM's build_alibi_tensor schedule): 2^(-8(h+1)/n)

@@ -13,7 +13,7 @@
 // same outcome returns the same object.
 
 import { Heap, createTensor } from './memory.js';
-import { statusError, typeError } from './errors.js';
+import { statusError, typeError, checkKnownKeys, knownKeys } from './errors.js';
 import { readStatuses, readLimits } from './abi.js';
 import { readRopeLayout } from './rope-options.js';
 import { rope } from './rope.js';
@@ -24,6 +24,8 @@ import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
 import { sinusoidal, sinusoidalAdd, readSinusoidalLayout } from './sinusoidal.js';
 import { learned } from './learned.js';
 import { attention, readAttentionLayout } from './attention.js';
+
+const INIT_KEYS = knownKeys('simd');
 
 // WASI errno ENOSYS: the kernels make no system calls; if libc ever does, it is told "not supported".
 const WASI_ENOSYS = 52;
@@ -132,7 +134,7 @@ export function createApi(exports, simd, modelSource) {
     sinusoidal: sinusoidalFn,
     learned: (table, options) => learned(ctx, table, options),
     attention: (q, k, v, options) => attention(ctx, q, k, v, options),
-    tensor: (lengthOrArray) => createTensor(heap, lengthOrArray),
+    tensor: (lengthOrArray, options) => createTensor(heap, lengthOrArray, options),
     /**
      * A promise of the tiny-transformer API (web/src/model.js: loadModel, fetchModel, parseSafetensors), over
      * the model module of this build; the same promise every time once it has loaded.
@@ -222,6 +224,7 @@ export function makeInit(sources) {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
       throw typeError('init', 'options must be an object such as { simd: false }', options);
     }
+    if (options !== undefined && options !== null) checkKnownKeys('init', 'options', options, INIT_KEYS);
     const simd = options?.simd;
     if (simd !== undefined && simd !== null && typeof simd !== 'boolean') {
       throw typeError('init', 'options.simd must be a boolean (true: SIMD build, false: scalar build) or undefined (pick)', simd);
