@@ -122,6 +122,23 @@ static void pe__cos_sin_row(float *cos, float *sin, double pos, const double *in
     for (; i < n; i++) pe__sincos_scalar(sin + i, cos + i, pos * inv_freq[i], scale);
 }
 
+/* The same with a position per pair: cos[i], sin[i] of pair_pos[i] * inv_freq[i], times scale. M-RoPE and the
+ * 2D vision ropes give each pair the position of its own axis; the angle is the same double product as
+ * above, so with every pair_pos[i] == pos the row equals pe__cos_sin_row's bit for bit (both builds). */
+void pe__rope_cos_sin_row_pairs(float *cos, float *sin, const double *pair_pos, const double *inv_freq, int32_t n,
+                                float scale) {
+    int32_t i = 0;
+#if PE_SIMD
+    pe_v128 sc = pe_f32x4_splat(scale);
+    for (; i + 4 <= n; i += 4) {
+        pe_v128 x01 = pe_f64x2_mul(pe_f64x2_load(pair_pos + i), pe_f64x2_load(inv_freq + i));
+        pe_v128 x23 = pe_f64x2_mul(pe_f64x2_load(pair_pos + i + 2), pe_f64x2_load(inv_freq + i + 2));
+        pe__sincos4(sin + i, cos + i, x01, x23, sc);
+    }
+#endif
+    for (; i < n; i++) pe__sincos_scalar(sin + i, cos + i, pair_pos[i] * inv_freq[i], scale);
+}
+
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions) {
     if (!max_position || (n_positions > 0 && !positions)) return PE_ERR_NULL;
     if (n_positions < 0) return PE_ERR_SHAPE;

@@ -22,6 +22,7 @@ import {
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
+import { writeMropeConfig, mropePairAxis, mropeRows, mropeCosSin, buildMropeTable, mropeDeltas, mropeRow } from './mrope.js';
 
 export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
@@ -165,7 +166,15 @@ class Rope {
     const scaling = { ...c.scaling };
     if (scaling.shortFactor) scaling.shortFactor = Array.from(scaling.shortFactor);
     if (scaling.longFactor) scaling.longFactor = Array.from(scaling.longFactor);
-    return { ...c, scaling };
+    const out = { ...c, scaling };
+    if (c.mrope) out.mrope = { section: [...c.mrope.section], interleaved: c.mrope.interleaved };
+    return out;
+  }
+  /** M-RoPE: { section, interleaved, pairAxis } (pairAxis: each pair's axis, 0 t, 1 h, 2 w), or null. */
+  get mrope() {
+    const st = Rope.live(this, 'rope.mrope');
+    if (st.mrope === null) return null;
+    return { section: [...st.mrope.section], interleaved: st.mrope.interleaved, pairAxis: mropePairAxis(st, 'rope.mrope') };
   }
   get freed() {
     return this.#st.ptr === 0;
@@ -203,6 +212,7 @@ class Rope {
   cosSin(positions, seqLenOrOptions) {
     const where = 'rope.cosSin';
     const st = Rope.live(this, where);
+    if (st.mrope !== null) return mropeCosSin(st, where, positions, seqLenOrOptions); // positions [3][n]
     const { heap, exports: ex } = st.ctx;
     let seqLen = seqLenOrOptions;
     let out = null;
@@ -336,7 +346,14 @@ class Rope {
     const p = o.positions;
     let rows = S;
     let positions = null;
-    if (p !== undefined && p !== null) {
+    if (p !== undefined && p !== null && st.mrope !== null) {
+      // M-RoPE: three streams [t, h, w] of seq or batch * seq positions each
+      rows = mropeRows(APPLY, 'options.positions', p);
+      if (rows !== S && rows !== B * S) {
+        throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+      }
+      positions = p;
+    } else if (p !== undefined && p !== null) {
       rows = positionsLength(APPLY, 'options.positions', p);
       if (rows !== S && rows !== B * S) {
         throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
@@ -349,7 +366,9 @@ class Rope {
     // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
     // inverse rotation divides the factor back out: inverse(apply(x)) == x.
     const extra = inverse ? st.inverseScale : 1;
-    if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    if (st.mrope !== null && positions !== null) {
+      if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
     const cosPtr = st.tabPtr;
     const sinPtr = cosPtr + st.tabCap * 4;
 
@@ -376,7 +395,9 @@ class Rope {
     const where = 'rope.rerotate';
     const st = Rope.live(this, where);
     const { heap, exports: ex } = st.ctx;
-    checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
+    // M-RoPE: a delta per axis [dt, dh, dw] (mrope.js); a number shifts all three
+    const deltas = st.mrope !== null && typeof delta === 'object' && delta !== null ? mropeDeltas(where, delta) : null;
+    if (deltas === null) checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
     const o = checkOptions(where, 'options', options);
     checkKnownKeys(where, 'options', o, REROTATE_KEYS);
     const D = st.headDim;
@@ -395,6 +416,16 @@ class Rope {
     const sl = seqLenArg(where, o.seqLen, st.seqLenNone);
     const xLoc = locateFloat32(heap, x, total, where, 'x');
     const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
+    if (deltas !== null) {
+      // the positive parts forward, the negative ones inverse: rotations of a pair commute
+      for (const [pos3, inverse] of [[deltas.map((d) => Math.max(d, 0)), false], [deltas.map((d) => Math.max(-d, 0)), true]]) {
+        if (total === 0 || (pos3[0] === 0 && pos3[1] === 0 && pos3[2] === 0)) continue;
+        const { cosPtr, sinPtr } = mropeRow(st, where, pos3, sl, 1 / st.scale);
+        const rotation = inverse ? st.rotateInverse : st.rotateForward;
+        check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
+      }
+      return returnFloat32(heap, x, xLoc, xPtr, total);
+    }
     if (delta !== 0 && total !== 0) {
       // One table row for position |delta|, scaled by 1/a so that a * (1/a) = 1: a pure rotation. A negative
       // delta turns the other way. Every head vector is a row of the (rows, 1, 1, headDim) view of x.
@@ -442,9 +473,10 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   const layout = ctx.ropeLayout;
   const cfg = writeRopeConfig(ctx, request);
   // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it), zeroed so
-  // fields this wrapper does not set keep their zero default
-  const ptr = heap.malloc(layout.ropeSize + layout.apply.size, where, 'the pe_rope');
-  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + layout.apply.size);
+  // fields this wrapper does not set keep their zero default, then its pe_mrope_config (int32s)
+  const extraSize = layout.apply.size + layout.mrope.size;
+  const ptr = heap.malloc(layout.ropeSize + extraSize, where, 'the pe_rope');
+  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + extraSize);
   const status = ex.pe_rope_init(ptr, cfg);
   if (status !== 0) {
     heap.free(ptr);
@@ -461,11 +493,14 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     );
   }
   const config = readResolvedConfig(ctx, ptr, request);
+  if (request.mrope) config.mrope = request.mrope;
   const { limits } = ctx;
   const st = {
     ctx,
     ptr,
     applyPtr: ptr + layout.ropeSize,
+    mrope: request.mrope ?? null, // mrope.js: { section, interleaved }
+    mropePtr: ptr + layout.ropeSize + layout.apply.size,
     applied: new Int32Array(6).fill(-1), // what the apply config block holds (-1: nothing yet)
     config,
     headDim: config.headDim,
@@ -488,6 +523,7 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     tabExtra: 1,
     tabPos: new Int32Array(0),
   };
+  if (st.mrope !== null) writeMropeConfig(st);
   return new Rope(st);
 }
 
@@ -509,5 +545,8 @@ export function ropeHandle(ctx, rope, where, name) {
     throw new TypeError(`${where}: ${name} is a rope of another posenc instance (made by a different init())`);
   }
   if (st.ptr === 0) throw new TypeError(`${where}: ${name} is a rope that was freed`);
+  if (st.mrope !== null) {
+    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream, so it does not take M-RoPE ropes yet: rotate q and k with rope.apply(x, { positions }) and pass no rope`);
+  }
   return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq };
 }
