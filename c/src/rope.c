@@ -12,6 +12,7 @@
 #include "pe_math.h"
 #include "rope_internal.h"
 #include "simd.h"
+#include "f16.h"
 
 #include <math.h>
 #include <string.h>
@@ -270,6 +271,35 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
     }
 }
 
+/* 16-bit storage: each head vector's rotated part is widened into a float32 buffer, rotated there by the
+ * float32 kernels above (so the arithmetic is the float32 path's, operation for operation) and rounded back on
+ * store. The part past rot_dim is never converted (a signalling NaN there stays as it is). Loops follow the
+ * layout's memory order. bf16 / interleaved / inverse are constants after inlining: the dtype is decided once
+ * per call, never per element. */
+PE_INLINE void pe__apply16(uint16_t *x, const float *cos, const float *sin, int32_t batch, int32_t seq,
+                           int32_t heads, pe__apply_geom g, int32_t n, int bhsd, int per_batch_rows, const int bf16,
+                           const int interleaved, const int inverse) {
+    float buf[PE_ROPE_MAX_HEAD_DIM];
+    const int32_t rot = 2 * n, outer = bhsd ? heads : seq, inner = bhsd ? seq : heads;
+    const size_t so = bhsd ? g.sh : g.ss, si = bhsd ? g.ss : g.sh;
+    for (int32_t b = 0; b < batch; b++) {
+        const size_t row_b = per_batch_rows ? (size_t)b * seq : 0;
+        for (int32_t o = 0; o < outer; o++) {
+            uint16_t *xo = x + (size_t)b * g.sb + (size_t)o * so;
+            for (int32_t i = 0; i < inner; i++) {
+                uint16_t *xh = xo + (size_t)i * si;
+                const size_t row = (row_b + (size_t)(bhsd ? i : o)) * (size_t)n;
+                if (bf16) pe__load_bf16(buf, xh, rot); else pe__load_f16(buf, xh, rot);
+                if (interleaved)
+                    pe__rotate_interleaved(buf, cos + row, sin + row, n, inverse);
+                else
+                    pe__rotate_planes(buf, buf + n, cos + row, sin + row, n, inverse);
+                if (bf16) pe__store_bf16(xh, buf, rot); else pe__store_f16(xh, buf, rot);
+            }
+        }
+    }
+}
+
 /* Resolves the strides (0 -> dense for the layout) and checks the view: every head vector it names lies in
  * [offset, offset + extent) with extent addressable, and no two of them overlap (each is rotated in place
  * once; overlapping ones would be rotated twice). Sufficient for non-overlap: with the axes of more than
@@ -322,7 +352,7 @@ static pe_status pe__apply_view(pe__apply_geom *g, const pe_rope_apply_config *c
     return PE_OK;
 }
 
-pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin,
+pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const float *sin,
                         const pe_rope_apply_config *cfg) {
     // x holds (batch, seq, heads) head vectors of head_dim floats; head (b, s, h) at x + offset + b*strides.batch
     // + s*strides.seq + h*strides.heads (dense BSHD or BHSD by default); cos/sin are (rows, n_freq).
@@ -332,6 +362,7 @@ pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const f
     if (heads < 1) return PE_ERR_HEADS;
     if (cfg->layout != PE_LAYOUT_BSHD && cfg->layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
     if (cfg->rotation != PE_ROTATE_FORWARD && cfg->rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
+    if (cfg->dtype < 0 || cfg->dtype >= PE_DTYPE_COUNT) return PE_ERR_FIELD_VALUE;
     if ((int64_t)batch * seq == 0) return PE_OK;
     if (!x || !cos || !sin) return PE_ERR_NULL;
     /* every index below is a size_t product of these: the view and the tables must be addressable */
@@ -340,10 +371,27 @@ pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const f
     if (st != PE_OK) return st;
     if (!pe__floats_fit3(cfg->per_batch_rows ? batch : 1, seq, rope->n_freq)) return PE_ERR_SHAPE;
 
-    float *xv = x + (size_t)cfg->offset;
     int32_t n = rope->n_freq;
     int bhsd = cfg->layout == PE_LAYOUT_BHSD, rows = cfg->per_batch_rows != 0;
     int interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED, inverse = cfg->rotation == PE_ROTATE_INVERSE;
+    if (cfg->dtype != PE_DTYPE_FLOAT32) {
+        uint16_t *xh = (uint16_t *)x + (size_t)cfg->offset;
+        const int bf16 = cfg->dtype == PE_DTYPE_BFLOAT16;
+#define PE__APPLY16(B16, IL, INV) pe__apply16(xh, cos, sin, batch, seq, heads, g, n, bhsd, rows, B16, IL, INV)
+        switch (bf16 * 4 + interleaved * 2 + inverse) {
+        case 0: PE__APPLY16(0, 0, 0); break;
+        case 1: PE__APPLY16(0, 0, 1); break;
+        case 2: PE__APPLY16(0, 1, 0); break;
+        case 3: PE__APPLY16(0, 1, 1); break;
+        case 4: PE__APPLY16(1, 0, 0); break;
+        case 5: PE__APPLY16(1, 0, 1); break;
+        case 6: PE__APPLY16(1, 1, 0); break;
+        default: PE__APPLY16(1, 1, 1); break;
+        }
+#undef PE__APPLY16
+        return PE_OK;
+    }
+    float *xv = (float *)x + (size_t)cfg->offset;
     /* four instantiations so the pairing and the direction are never decided inside the loops */
     if (interleaved && inverse)
         pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 1, 1);
