@@ -271,30 +271,77 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
     }
 }
 
-/* 16-bit storage: each head vector's rotated part is widened into a float32 buffer, rotated there by the
- * float32 kernels above (so the arithmetic is the float32 path's, operation for operation) and rounded back on
- * store. The part past rot_dim is never converted (a signalling NaN there stays as it is). Loops follow the
- * layout's memory order. bf16 / interleaved / inverse are constants after inlining: the dtype is decided once
- * per call, never per element. */
+/* 16-bit storage: the head's rotated part is widened to float32, rotated with the float32 path's arithmetic
+ * (the same products and sum per element as pe__rotate_planes / pe__rotate_interleaved, so the result is exactly
+ * the float32 apply of the widened inputs) and rounded back on store, in registers: 8 pairs per step for
+ * half-split, 4 for interleaved, the scalar conversions for the tail. The part past rot_dim is never converted (a
+ * signalling NaN there keeps its bits). bf16 / interleaved / inverse are constants after inlining: the dtype is
+ * decided once per call, never per element. */
+#define PE__ROT_A(va, vb, c, s) (inverse ? pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)) \
+                                         : pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)))
+#define PE__ROT_B(va, vb, c, s) (inverse ? pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)) \
+                                         : pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)))
+PE_INLINE void pe__rotate16(uint16_t *x, const float *cos, const float *sin, int32_t n, const int bf16,
+                            const int interleaved, const int inverse) {
+    int32_t i = 0;
+#if PE_SIMD
+#define PE__WIDEN4(v) (bf16 ? pe__bf16x4_to_f32x4(v) : pe__f16x4_to_f32x4(v))
+#define PE__NARROW4(v) (bf16 ? pe__f32x4_to_bf16x4(v) : pe__f32x4_to_f16x4(v))
+    if (interleaved) {
+        for (; i + 4 <= n; i += 4) {
+            const pe_v128 h = pe_u16x8_load(x + 2 * i);
+            const pe_v128 lo = PE__WIDEN4(pe_u32x4_extend_low_u16x8(h)), hi = PE__WIDEN4(pe_u32x4_extend_high_u16x8(h));
+            const pe_v128 va = pe_f32x4_even(lo, hi), vb = pe_f32x4_odd(lo, hi);
+            const pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
+            const pe_v128 ra = PE__ROT_A(va, vb, c, s), rb = PE__ROT_B(va, vb, c, s);
+            pe_u16x8_store(x + 2 * i, pe_u16x8_narrow_i32x4(PE__NARROW4(pe_f32x4_zip_lo(ra, rb)),
+                                                            PE__NARROW4(pe_f32x4_zip_hi(ra, rb))));
+        }
+    } else {
+        uint16_t *b = x + n;
+        for (; i + 8 <= n; i += 8) {
+            const pe_v128 ha = pe_u16x8_load(x + i), hb = pe_u16x8_load(b + i);
+            const pe_v128 a0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(ha)), a1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(ha));
+            const pe_v128 b0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(hb)), b1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(hb));
+            const pe_v128 c0 = pe_f32x4_load(cos + i), c1 = pe_f32x4_load(cos + i + 4);
+            const pe_v128 s0 = pe_f32x4_load(sin + i), s1 = pe_f32x4_load(sin + i + 4);
+            pe_u16x8_store(x + i, pe_u16x8_narrow_i32x4(PE__NARROW4(PE__ROT_A(a0, b0, c0, s0)),
+                                                        PE__NARROW4(PE__ROT_A(a1, b1, c1, s1))));
+            pe_u16x8_store(b + i, pe_u16x8_narrow_i32x4(PE__NARROW4(PE__ROT_B(a0, b0, c0, s0)),
+                                                        PE__NARROW4(PE__ROT_B(a1, b1, c1, s1))));
+        }
+    }
+#undef PE__WIDEN4
+#undef PE__NARROW4
+#endif
+    const size_t step = interleaved ? 2 : 1, other = interleaved ? 1 : (size_t)n;
+    for (; i < n; i++) {
+        uint16_t *pa = x + step * (size_t)i, *pb = pa + other;
+        const float xa = bf16 ? pe__bf16_to_f32(*pa) : pe__f16_to_f32(*pa);
+        const float xb = bf16 ? pe__bf16_to_f32(*pb) : pe__f16_to_f32(*pb);
+        const float c = cos[i], s = sin[i];
+        const float ra = inverse ? xa * c + xb * s : xa * c - xb * s;
+        const float rb = inverse ? xb * c - xa * s : xb * c + xa * s;
+        *pa = bf16 ? pe__f32_to_bf16(ra) : pe__f32_to_f16(ra);
+        *pb = bf16 ? pe__f32_to_bf16(rb) : pe__f32_to_f16(rb);
+    }
+}
+#undef PE__ROT_A
+#undef PE__ROT_B
+
+/* Loops follow the layout's memory order. */
 PE_INLINE void pe__apply16(uint16_t *x, const float *cos, const float *sin, int32_t batch, int32_t seq,
                            int32_t heads, pe__apply_geom g, int32_t n, int bhsd, int per_batch_rows, const int bf16,
                            const int interleaved, const int inverse) {
-    float buf[PE_ROPE_MAX_HEAD_DIM];
-    const int32_t rot = 2 * n, outer = bhsd ? heads : seq, inner = bhsd ? seq : heads;
+    const int32_t outer = bhsd ? heads : seq, inner = bhsd ? seq : heads;
     const size_t so = bhsd ? g.sh : g.ss, si = bhsd ? g.ss : g.sh;
     for (int32_t b = 0; b < batch; b++) {
         const size_t row_b = per_batch_rows ? (size_t)b * seq : 0;
         for (int32_t o = 0; o < outer; o++) {
             uint16_t *xo = x + (size_t)b * g.sb + (size_t)o * so;
             for (int32_t i = 0; i < inner; i++) {
-                uint16_t *xh = xo + (size_t)i * si;
                 const size_t row = (row_b + (size_t)(bhsd ? i : o)) * (size_t)n;
-                if (bf16) pe__load_bf16(buf, xh, rot); else pe__load_f16(buf, xh, rot);
-                if (interleaved)
-                    pe__rotate_interleaved(buf, cos + row, sin + row, n, inverse);
-                else
-                    pe__rotate_planes(buf, buf + n, cos + row, sin + row, n, inverse);
-                if (bf16) pe__store_bf16(xh, buf, rot); else pe__store_f16(xh, buf, rot);
+                pe__rotate16(xo + (size_t)i * si, cos + row, sin + row, n, bf16, interleaved, inverse);
             }
         }
     }
