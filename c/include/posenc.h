@@ -226,7 +226,14 @@ typedef struct pe_strides {
  *   bhsd cache of C positions per head:      layout BHSD, strides {kv C d, d, C d}
  * The head vectors named must not overlap (PE_ERR_SHAPE), and offset plus the furthest of them must be
  * addressable; that they lie inside the caller's array is the caller's (the JS wrapper's) check.
- * Room to grow: the runtime API's 16-bit storage appends `dtype` (0 -> float32) after these fields. */
+ * dtype says how x stores its elements (pe_dtype; strides and offset count elements of that type). */
+typedef enum pe_dtype {
+    PE_DTYPE_FLOAT32 = 0,  /* float (the zero default) */
+    PE_DTYPE_FLOAT16 = 1,  /* IEEE binary16, as uint16_t bits */
+    PE_DTYPE_BFLOAT16 = 2, /* bfloat16 (the top half of a float32), as uint16_t bits */
+    PE_DTYPE_COUNT
+} pe_dtype;
+
 typedef struct pe_rope_apply_config {
     int32_t batch;          /* count, >= 0 (0: nothing to do) */
     int32_t seq;            /* count, >= 0 */
@@ -238,13 +245,21 @@ typedef struct pe_rope_apply_config {
     int32_t rotation;       /* pe_rotation; 0 -> forward (PE_ERR_FIELD_VALUE if unknown) */
     pe_strides strides;     /* elements, each >= 0; 0 -> dense for the layout (PE_ERR_SHAPE if negative) */
     int64_t offset;         /* elements from x to head (0, 0, 0); >= 0 */
+    int32_t dtype;          /* pe_dtype of x; 0 -> float32 (PE_ERR_FIELD_VALUE if unknown) */
 } pe_rope_apply_config;
 
-/* Rotates x in place: head vectors (b, s, h) of head_dim floats as cfg says (by default dense
+/* Rotates x in place: head vectors (b, s, h) of head_dim elements as cfg says (by default dense
  * (batch, seq, heads, head_dim) for BSHD or (batch, heads, seq, head_dim) for BHSD). cos/sin rows come from
  * pe_rope_cos_sin (see per_batch_rows). Dimensions >= rot_dim of each head are untouched. x, cos and sin
- * may be NULL when batch * seq is 0. */
-pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin,
+ * may be NULL when batch * seq is 0.
+ * x is float * for PE_DTYPE_FLOAT32 and uint16_t * (the 16-bit patterns) for FLOAT16 / BFLOAT16, aligned for
+ * its type. 16-bit elements are widened exactly to float32, rotated by the float32 arithmetic (the float32
+ * path's, operation for operation) and rounded to nearest even on store; NaN, Inf and subnormals convert as
+ * x86 F16C / ARM FCVT do (c/src/f16.h). Each result is within 1 ulp of the storage type of the exact
+ * rotation of the 16-bit inputs, up to the float32 arithmetic's own error (~2^-23 of the pair's magnitude),
+ * which only shows when a result cancels to well below its inputs. The SIMD and scalar builds agree bit for
+ * bit, except that a NaN result's payload is unspecified (IEEE 754 and wasm leave NaN propagation open). */
+pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const float *sin,
                         const pe_rope_apply_config *cfg);
 
 /* Scans positions once: PE_ERR_POSITION if any is negative, else *max_position = the largest (0 if n == 0). */

@@ -44,7 +44,7 @@ static const int32_t pe__sinusoidal_config_layout[] = {
 static const int32_t pe__rope_apply_config_layout[] = {
     PE__RA(batch),         PE__RA(seq),         PE__RA(heads),         PE__RA(layout),
     PE__RA(per_batch_rows), PE__RA(rotation),   PE__RA(strides.batch), PE__RA(strides.seq),
-    PE__RA(strides.heads), PE__RA(offset),
+    PE__RA(strides.heads), PE__RA(offset),      PE__RA(dtype),
     (int32_t) sizeof(pe_rope_apply_config),
 };
 

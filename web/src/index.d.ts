@@ -215,12 +215,18 @@ export interface ApplyOptions {
    * (A Float32Array viewing wasm memory that the call detached must be re-read from its tensor: only x's
    * fresh view is returned.)
    */
-  k?: FloatInput | null;
+  k?: FloatInput | Uint16Array | null;
   /**
    * Heads of k (grouped-query / multi-query attention: fewer key heads than query heads); default
    * shape[2]. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide shape[2].
    */
   kHeads?: number;
+  /**
+   * Storage type of x (and k); default 'float32', or 'float16' for a Float16Array. 16-bit data are a Uint16Array
+   * of raw bits (either type) or a Float16Array (float16); rotated in float32 arithmetic, rounded to nearest
+   * even on store. An array that does not match is a TypeError naming it.
+   */
+  dtype?: 'float32' | 'float16' | 'bfloat16';
 }
 
 /** The second argument of rope.cosSin in its options form. */
@@ -287,7 +293,7 @@ export interface Rope {
    * mutated in place is noticed. Otherwise a call costs its argument checks and the kernels: nothing is
    * allocated in the steady state.
    */
-  apply<T extends FloatInput>(x: T, options: ApplyOptions): T;
+  apply<T extends FloatInput | Uint16Array>(x: T, options: ApplyOptions): T;
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta (either sign): a pure rotation, so
    * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x. An M-RoPE rope also takes

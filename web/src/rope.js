@@ -23,11 +23,12 @@ import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
 import { writeMropeConfig, mropePairAxis, mropeRows, mropeCosSin, buildMropeTable, mropeDeltas, mropeRow } from './mrope.js';
+import { resolveDtype, checkHalf, halfOverlap, halfIn, halfOut } from './rope-dtype.js';
 
 export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
 const APPLY = 'rope.apply';
-const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads');
+const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype');
 const COS_SIN_KEYS = knownKeys('seqLen', 'out');
 const OUT_KEYS = knownKeys('cos', 'sin');
 const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen');
@@ -44,6 +45,7 @@ function checkApplyKeys(o) {
       case 'seqLen':
       case 'k':
       case 'kHeads':
+      case 'dtype':
         continue;
       default:
         checkKnownKeys(APPLY, 'options', o, APPLY_KEYS);
@@ -96,9 +98,9 @@ function checkShape(where, shape, headDim) {
  * Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). The
  * block keeps what was written last, so a call with the same arguments (every decode step) writes nothing.
  */
-function applyConfig(st, B, S, H, layout, perBatch, rotation) {
+function applyConfig(st, B, S, H, layout, perBatch, rotation, dtype = 0) {
   const last = st.applied;
-  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation) {
+  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation && last[6] === dtype) {
     return st.applyPtr;
   }
   last[0] = B;
@@ -107,6 +109,7 @@ function applyConfig(st, B, S, H, layout, perBatch, rotation) {
   last[3] = layout;
   last[4] = perBatch;
   last[5] = rotation;
+  last[6] = dtype;
   const i32 = st.ctx.heap.i32;
   const p = st.applyPtr >>> 2;
   const o = st.ctx.ropeLayout.apply.offsets;
@@ -116,6 +119,7 @@ function applyConfig(st, B, S, H, layout, perBatch, rotation) {
   i32[p + (o.layout >>> 2)] = layout;
   i32[p + (o.per_batch_rows >>> 2)] = perBatch;
   i32[p + (o.rotation >>> 2)] = rotation;
+  i32[p + (o.dtype >>> 2)] = dtype;
   return st.applyPtr;
 }
 
@@ -270,9 +274,10 @@ class Rope {
   }
 
   /**
-   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads }): rotates x in place and returns it.
+   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads, dtype }): rotates x in place and returns it.
    * With options.k, k (shape [batch, seq, kHeads, headDim], same layout) is rotated in place too, from the same
-   * cos/sin table. The table is cached per rope (rope-table.js).
+   * cos/sin table. The table is cached per rope (rope-table.js). dtype 'float16' | 'bfloat16': x (and k) are
+   * Uint16Arrays of raw bits or Float16Arrays (rope-dtype.js); a Float16Array alone means 'float16'.
    */
   apply(x, options) {
     const st = Rope.live(this, APPLY);
@@ -333,9 +338,20 @@ class Rope {
     }
 
     // x and k first: a view of wasm memory must be located before any allocation can detach it.
-    const xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+    const dtype = resolveDtype(APPLY, o.dtype, x);
+    let xLoc = -1;
     let kLoc = -1;
-    if (hasK) {
+    if (dtype !== 0) {
+      // 16-bit data are always copied in and out (rope-dtype.js)
+      checkHalf(APPLY, 'x', x, total, dtype);
+      if (hasK) {
+        checkHalf(APPLY, 'options.k', k, kTotal, dtype, 'batch * seq * kHeads * headDim');
+        if (halfOverlap(x, total, k, kTotal)) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
+      }
+    } else {
+      xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+    }
+    if (hasK && dtype === 0) {
       kLoc = locateFloat32(heap, k, kTotal, APPLY, 'options.k', 'batch * seq * kHeads * headDim');
       if (float32Overlap(x, xLoc, total, k, kLoc, kTotal)) {
         throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
@@ -375,15 +391,27 @@ class Rope {
     const ex = st.ctx.exports;
     const perBatch = rows !== S ? 1 : 0;
     const rotation = inverse ? st.rotateInverse : st.rotateForward;
-    const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
-    const kPtr = hasK ? stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY) : 0;
-    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation));
+    let xPtr;
+    let kPtr = 0;
+    if (dtype === 0) {
+      xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
+      if (hasK) kPtr = stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY);
+    } else {
+      // both blocks first, then the copies: no allocation after a copy
+      xPtr = heap.scratch(SLOT.X, total * 2, APPLY, 'a copy of the 16-bit x');
+      if (hasK) kPtr = heap.scratch(SLOT.K, kTotal * 2, APPLY, 'a copy of the 16-bit options.k');
+      halfIn(heap, x, xPtr, total);
+      if (hasK) halfIn(heap, k, kPtr, kTotal);
+    }
+    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (hasK) {
-      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation));
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation, dtype));
       if (status !== 0) throw st.ctx.statusError(APPLY, status);
-      if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
+      if (dtype !== 0) halfOut(heap, k, kPtr, kTotal);
+      else if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
     }
+    if (dtype !== 0) return halfOut(heap, x, xPtr, total);
     return returnFloat32(heap, x, xLoc, xPtr, total);
   }
 
@@ -501,7 +529,7 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     applyPtr: ptr + layout.ropeSize,
     mrope: request.mrope ?? null, // mrope.js: { section, interleaved }
     mropePtr: ptr + layout.ropeSize + layout.apply.size,
-    applied: new Int32Array(6).fill(-1), // what the apply config block holds (-1: nothing yet)
+    applied: new Int32Array(7).fill(-1), // what the apply config block holds (-1: nothing yet)
     config,
     headDim: config.headDim,
     nFreq: dv.getInt32(ptr + layout.rope.n_freq, true),
