@@ -1,8 +1,8 @@
-// seeds.mjs — writes the committed seed corpora fuzz/corpus/<name>/ for the RoPE and attention harnesses:
+// seeds.mjs — writes the committed seed corpora fuzz/corpus/<name>/ for the RoPE, attention and twins harnesses:
 // the configs and shapes the C and JS tests use (Llama 3, YaRN, LongRoPE, dynamic NTK, GPT-NeoX partial
 // rotary, GPT-J interleaved, GQA decode, causal prefill with ALiBi...), encoded as the byte choices each
 // harness reads (fuzz/fuzz.h: fuzz_range, fuzz_bool, fuzz_int32, fuzz_double), in the order it reads them.
-//   node fuzz/seeds.mjs        (rewrites fuzz/corpus/{rope_init,rope_apply,attention}/)
+//   node fuzz/seeds.mjs        (rewrites fuzz/corpus/{rope_init,rope_apply,attention,simd_twins}/)
 // When a harness changes the order of its reads, change its encoder here and run this again. Shapes stay
 // within the harnesses' work bounds (fuzz_attention: 2^16 multiply-adds, fuzz_rope_apply: 2^15 elements).
 
@@ -207,7 +207,71 @@ const attentionSeeds = {
   'bad-layout': attention({ batch: 1, kvHeads: 1, groups: 1, qLen: 2, kLen: 8, headDim: 8, layout: 2 }),
 };
 
-for (const [name, seeds] of [['rope_init', ropeInitSeeds], ['rope_apply', ropeApplySeeds], ['attention', attentionSeeds]]) {
+// ---- fuzz_simd_twins: mode 0 RoPE, 1 attention, 2 sinusoidal + ALiBi --------------------------------------
+const TWIN_TYPES = { default: 0, linear: 1, dynamic: 2, yarn: 3, llama3: 4 };
+function twinRope(e, headDim, r = {}) {
+  if (r.rotaryDim === undefined) e.bool(false);
+  else e.bool(true).range(1, headDim / 2, r.rotaryDim / 2);
+  e.bool(!!r.interleaved);
+  const t = TWIN_TYPES[r.type ?? 'default'];
+  e.range(0, 4, t);
+  if (t === 1) e.range(1, 64, r.factor);
+  if (t === 3) e.range(2, 40, r.factor);
+  return r.base === undefined ? e.bool(false) : e.bool(true).range(2, 5000000, r.base);
+}
+function twinsRope(r, s) {
+  const e = new Bytes().range(0, 2, 0);
+  const small = r.headDim <= 24;
+  e.bool(small).range(1, small ? 12 : 160, r.headDim / 2);
+  twinRope(e, r.headDim, r);
+  e.range(0, 3, s.batch).range(0, 24, s.seq).range(1, 6, s.heads).bool(!!s.perBatch).bool(!!s.bhsd).bool(!!s.inverse);
+  e.bool(!!s.top).bool(!!s.fromPositions);
+  return e.tail(s.seed ?? 3).b;
+}
+function twinsAttention(a) {
+  const e = new Bytes().range(0, 2, 1);
+  e.range(1, 2, a.batch).range(1, 3, a.kvHeads).range(1, 3, a.groups);
+  const longK = a.kLen > 140;
+  e.range(0, 5, longK ? 0 : 1).range(0, longK ? 1100 : 140, a.kLen);
+  const shortQ = a.qLen <= 2;
+  e.bool(shortQ).range(0, shortQ ? 2 : 80, a.qLen);
+  e.bool(!!a.rope);
+  if (a.rope) e.range(1, 40, a.headDim / 2);
+  else e.range(1, 80, a.headDim);
+  e.bool(!!a.bhsd).bool(!!a.causal);
+  a.scale64 === undefined ? e.bool(false) : e.bool(true).range(1, 100, a.scale64);
+  e.bool(!!a.alibi).bool(!!a.positions).bool(!!a.weights);
+  if (a.rope) twinRope(e, a.headDim, a.rope).bool(!!a.rope.kRotated);
+  return e.tail(a.seed ?? 5).b;
+}
+function twinsTables(t) {
+  const e = new Bytes().range(0, 2, 2);
+  e.range(0, 16, t.seq).range(1, 200, t.dModel).range(0, 2, t.variant ?? 0);
+  if (t.offset > 5000) e.bool(true).range(0, 2147483647 - 16, t.offset);
+  else e.bool(false).range(0, 5000, t.offset ?? 0);
+  t.base === undefined ? e.bool(false) : e.bool(true).range(2, 1000000, t.base);
+  e.range(1, 40, t.heads).range(0, 24, t.qLen).range(0, 90, t.kLen).bool(!!t.causal);
+  return e.b;
+}
+const twinsSeeds = {
+  'rope-llama3-decode': twinsRope({ headDim: 128, type: 'llama3', base: 500000 }, { batch: 1, seq: 1, heads: 4 }),
+  'rope-half-prefill': twinsRope({ headDim: 64 }, { batch: 2, seq: 17, heads: 3 }),
+  'rope-interleaved-bhsd': twinsRope({ headDim: 38, interleaved: true }, { batch: 1, seq: 9, heads: 2, bhsd: true }),
+  'rope-partial-tail': twinsRope({ headDim: 22, rotaryDim: 14 }, { batch: 1, seq: 5, heads: 5, perBatch: true }),
+  'rope-yarn-top-positions': twinsRope({ headDim: 64, type: 'yarn', factor: 16 }, { batch: 1, seq: 6, heads: 1, top: true }),
+  'rope-dynamic-inverse': twinsRope({ headDim: 32, type: 'dynamic' }, { batch: 1, seq: 7, heads: 2, inverse: true, fromPositions: true }),
+  'attn-decode-long': twinsAttention({ batch: 1, kvHeads: 1, groups: 2, qLen: 1, kLen: 1100, headDim: 24, causal: true }),
+  'attn-prefill-causal': twinsAttention({ batch: 1, kvHeads: 2, groups: 1, qLen: 37, kLen: 70, headDim: 12, causal: true }),
+  'attn-alibi-weights': twinsAttention({ batch: 2, kvHeads: 1, groups: 3, qLen: 9, kLen: 66, headDim: 7, alibi: true, weights: true }),
+  'attn-rope-positions': twinsAttention({ batch: 1, kvHeads: 2, groups: 2, qLen: 5, kLen: 90, headDim: 16, causal: true, positions: true, rope: {} }),
+  'attn-rope-k-rotated-bhsd': twinsAttention({ batch: 1, kvHeads: 1, groups: 1, qLen: 2, kLen: 130, headDim: 34, bhsd: true, rope: { interleaved: true, kRotated: true } }),
+  'attn-head-dim-33': twinsAttention({ batch: 1, kvHeads: 3, groups: 1, qLen: 6, kLen: 67, headDim: 33, scale64: 9 }),
+  'tables-interleaved': twinsTables({ seq: 12, dModel: 130, heads: 8, qLen: 10, kLen: 70, causal: true }),
+  'tables-half-offset': twinsTables({ seq: 5, dModel: 33, variant: 1, offset: 2147480000, heads: 12, qLen: 1, kLen: 89 }),
+  'tables-t2t': twinsTables({ seq: 16, dModel: 200, variant: 2, base: 500, heads: 5, qLen: 24, kLen: 24 }),
+};
+
+for (const [name, seeds] of [['rope_init', ropeInitSeeds], ['rope_apply', ropeApplySeeds], ['attention', attentionSeeds], ['simd_twins', twinsSeeds]]) {
   const dir = path.join(HERE, 'corpus', name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
