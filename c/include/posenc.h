@@ -521,6 +521,17 @@ const int32_t *pe_abi_attention_config_layout(int32_t *count);
 const int32_t *pe_abi_sinusoidal_config_layout(int32_t *count);
 const int32_t *pe_abi_rope_apply_config_layout(int32_t *count);
 const int32_t *pe_abi_learned_add_config_layout(int32_t *count);
+/* pe_rope: offsets of config (the resolved config), rot_dim, n_freq, attention_scaling, then sizeof(pe_rope). */
+const int32_t *pe_abi_rope_layout(int32_t *count);
+
+/* pe_status values by name ("PE_ERR_POSITION"; NULL past PE_STATUS_COUNT), and the header's limits and enum
+ * values the wrapper needs ("PE_ROPE_MAX_HEAD_DIM" ...) as index -> name, value (as double, exact for the
+ * integer ones) for index < pe_abi_limit_count(). */
+int32_t pe_abi_status_count(void);
+const char *pe_abi_status_name(int32_t status);
+int32_t pe_abi_limit_count(void);
+const char *pe_abi_limit_name(int32_t index);
+double pe_abi_limit_value(int32_t index);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
  *   - a random sweep of configurations in strict mode: whatever is accepted yields finite, bounded tables.
  */
 #include "posenc.h"
+#include "../../c/src/pe_math.h"
 #include "../../c/src/pe_strict.h"
 #include "test_util.h"
 
@@ -246,7 +247,43 @@ static void test_random_configs_strict(void) {
     printf("  strict sweep: %d random configs accepted (tables finite and bounded), %d refused\n", accepted, refused);
 }
 
+/* pe_math.h's e^x takes any float: no integer step can overflow (UBSan aborts this binary if one does). */
+static void test_exp_any_input(void) {
+    CHECK(pe__exp1(NAN) == 0.0f, "e^NaN -> 0");
+    CHECK(pe__exp1(-INFINITY) == 0.0f, "e^-inf -> 0");
+    CHECK(pe__exp1(-88.0f) == 0.0f && pe__exp1(-1e30f) == 0.0f, "below -87 -> 0");
+    const float sat = pe__exp1(PE__EXP_MAX);
+    CHECK(isfinite(sat) && fabs(sat / exp(88.0) - 1.0) < 1e-6, "e^88 %g", (double)sat);
+    CHECK(pe__exp1(INFINITY) == sat && pe__exp1(1e30f) == sat && pe__exp1(89.0f) == sat, "saturates at e^88");
+    double worst = 0;
+    for (int i = 0; i <= 175000; i++) {
+        const float x = -87.0f + 0.001f * (float)i;
+        if (x > PE__EXP_MAX) break; /* past 88 it saturates by design */
+        worst = fmax(worst, fabs(pe__exp1(x) / exp((double)x) - 1.0));
+    }
+    CHECK(worst < 3e-7, "e^x relative error on [-87, 88] %g", worst); /* ~2 ulp of float32 */
+}
+
+/* Logits that overflow float32 (q.k of 1e30-sized vectors) are outside pe_attention's contract (finite
+ * scale * q.k), but must still be well-defined: no UB in e^x (the issue's model with 9.7e35 weights), a
+ * status, finite output. */
+static void test_attention_overflowing_logits(void) {
+    enum { S = 5, D = 4 };
+    float q[S * D], k[S * D], v[S * D], out[S * D], w[S * S];
+    for (int i = 0; i < S * D; i++) {
+        q[i] = (i % 3 ? 1e30f : -1e30f);
+        k[i] = (i % 2 ? 9.7e35f : -9.7e35f);
+        v[i] = 0.5f;
+    }
+    pe_attention_config c = {0};
+    c.batch = 1; c.heads = 1; c.q_len = S; c.k_len = S; c.head_dim = D; c.causal = 1;
+    CHECK_STATUS(pe_attention(out, w, q, k, v, NULL, 0, &c), PE_OK);
+    for (int i = 0; i < S * D; i++) CHECK(isfinite(out[i]), "out[%d] = %g", i, (double)out[i]);
+}
+
 int main(void) {
+    test_exp_any_input();
+    test_attention_overflowing_logits();
     test_rope_refusals();
     test_rope_at_the_bound();
     test_base_one();

@@ -296,7 +296,7 @@ for (const build of BUILDS) {
     L.free();
     L.free();
     assert.equal(L.freed, true);
-    assertThrowsNaming(() => L.lookup([0]), Error, 'learned.lookup', 'freed');
+    assertThrowsNaming(() => L.lookup([0]), TypeError, 'learned.lookup', 'freed');
   });
 
 }

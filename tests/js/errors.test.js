@@ -29,7 +29,9 @@ const CREATION = [
   ['base negative', (pe) => pe.rope({ headDim: 64, base: -10000 }), RangeError, 'base', 'got -10000'],
   ['base Infinity', (pe) => pe.rope({ headDim: 64, base: Infinity }), RangeError, 'base', 'finite'],
   ['base NaN', (pe) => pe.rope({ headDim: 64, base: NaN }), RangeError, 'base'],
-  ['base 1', (pe) => pe.rope({ headDim: 64, base: 1 }), RangeError, 'base', '!= 1'],
+  // base 1 makes every frequency 1, which is a valid (if useless) RoPE; only YaRN divides by ln(base), and the C
+  // core refuses it there (pe_rope_init's PE_ERR_BASE, named as the option).
+  ['base 1 (yarn)', (pe) => pe.rope({ headDim: 64, base: 1, scaling: { type: 'yarn', factor: 4, originalMaxPositionEmbeddings: 4096 } }), RangeError, 'base', '!= 1', "'yarn'", 'got 1'],
   ['base a string', (pe) => pe.rope({ headDim: 64, base: '10000' }), TypeError, 'base'],
   ['pairing unknown', (pe) => pe.rope({ headDim: 64, pairing: 'neox' }), RangeError, 'pairing', "'half'", "'interleaved'"],
   ['pairing not a string', (pe) => pe.rope({ headDim: 64, pairing: 1 }), TypeError, 'pairing'],
@@ -128,8 +130,9 @@ const CALLS = [
       t.free();
       return t.array;
     },
-    Error,
-    'free',
+    TypeError,
+    'tensor',
+    'freed',
   ],
   // ropeFromHFConfig: messages name the config.json keys
   ['HF config not an object', (pe) => pe.ropeFromHFConfig('llama'), TypeError, 'config'],
@@ -184,8 +187,9 @@ for (const build of BUILDS) {
       r.free();
       r.free(); // idempotent
       assert.equal(r.freed, true);
-      assertThrowsNaming(() => r.cosSin([1]), Error, 'rope.cosSin', 'freed');
-      assertThrowsNaming(() => r.apply(ok(), { shape: SHAPE }), Error, 'rope.apply', 'freed');
+      // use after free is a TypeError (the object is no longer a rope one can use), naming the object
+      assertThrowsNaming(() => r.cosSin([1]), TypeError, 'rope.cosSin', 'rope', 'freed');
+      assertThrowsNaming(() => r.apply(ok(), { shape: SHAPE }), TypeError, 'rope.apply', 'rope', 'freed');
       check();
     });
 

@@ -97,8 +97,8 @@ for (const build of BUILDS) {
       };
       const r = pe.ropeFromHFConfig(cfg);
       try {
-        assert.equal(r.config.originalMaxPositionEmbeddings, 4096);
-        assert.equal(r.config.factor, 32, 'factor = max_position_embeddings / original');
+        assert.equal(r.config.scaling.originalMaxPositionEmbeddings, 4096);
+        assert.equal(r.config.scaling.factor, 32, 'factor = max_position_embeddings / original');
         assert.equal(r.attentionScaling(), Math.sqrt(1 + Math.log(32) / Math.log(4096)));
         // the long factors switch on strictly past the original max
         assert.deepEqual(r.invFreq64(4096), r.invFreq64());
@@ -109,7 +109,7 @@ for (const build of BUILDS) {
       // an explicit factor is kept
       const r2 = pe.ropeFromHFConfig({ ...cfg, rope_scaling: { ...cfg.rope_scaling, factor: 16 } });
       try {
-        assert.equal(r2.config.factor, 16);
+        assert.equal(r2.config.scaling.factor, 16);
       } finally {
         r2.free();
       }
@@ -119,7 +119,7 @@ for (const build of BUILDS) {
       const cfg = { head_dim: 64, max_position_embeddings: 32768, rope_parameters: { rope_type: 'yarn', rope_theta: 10000, factor: null, original_max_position_embeddings: 8192 } };
       const r = pe.ropeFromHFConfig(cfg);
       try {
-        assert.equal(r.config.factor, 4);
+        assert.equal(r.config.scaling.factor, 4);
       } finally {
         r.free();
       }

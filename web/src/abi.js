@@ -1,7 +1,8 @@
-// abi.js — struct layouts read from the wasm module (c/src/abi.c), so no offset is hard-coded in JS.
+// abi.js — what the wrapper reads from the wasm module (c/src/abi.c) instead of hard-coding it: struct
+// layouts, status codes by name, and the header's limits and enum values.
 //
 // Each pe_abi_*_layout(int32_t *count) export returns int32 byte offsets of the struct's fields in
-// declaration order, followed by sizeof(struct) (pe_rope_config: also sizeof(pe_rope)).
+// declaration order, followed by sizes (pe_rope_config: sizeof(pe_rope_config) and sizeof(pe_rope)).
 
 import { SLOT } from './memory.js';
 
@@ -28,4 +29,38 @@ export function readLayout(ctx, exportName, fields, sizes = ['size']) {
     layout[name] = i32[(p >>> 2) + fields.length + i];
   });
   return layout;
+}
+
+/**
+ * The module's status codes: { names: ['PE_OK', 'PE_ERR_NULL', ...], code: { PE_OK: 0, ... }, text: [...] }
+ * (text: pe_status_string of each).
+ */
+export function readStatuses(exports, heap) {
+  const count = exports.pe_abi_status_count();
+  const names = [];
+  const text = [];
+  const code = {};
+  for (let s = 0; s < count; s++) {
+    const p = exports.pe_abi_status_name(s) >>> 0;
+    const name = p === 0 ? `PE_STATUS_${s}` : heap.cString(p);
+    names.push(name);
+    text.push(heap.cString(exports.pe_status_string(s) >>> 0));
+    code[name] = s;
+  }
+  return { names: Object.freeze(names), code: Object.freeze(code), text: Object.freeze(text) };
+}
+
+/** The header's limits and enum values the wrapper uses: { PE_ROPE_MAX_HEAD_DIM: 1024, ... }. */
+export function readLimits(exports, heap) {
+  const limits = {};
+  const count = exports.pe_abi_limit_count();
+  for (let i = 0; i < count; i++) limits[heap.cString(exports.pe_abi_limit_name(i) >>> 0)] = exports.pe_abi_limit_value(i);
+  return Object.freeze(limits);
+}
+
+/** limits[name], or an Error naming the mismatch between the wasm module and this wrapper. */
+export function limit(limits, name) {
+  const v = limits[name];
+  if (v === undefined) throw new Error(`posenc: the wasm module reports no ${name}; rebuild the wasm and the JS together`);
+  return v;
 }

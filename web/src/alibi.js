@@ -7,30 +7,41 @@
 // without materialising it; alibiBias() is for inspection and for code that builds its own attention.
 
 import { checkInt, checkOptions, typeError, rangeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, copyOut, writeInt32s, float32Ptr, float32Result } from './memory.js';
+import {
+  SLOT,
+  MAX_TENSOR_LENGTH,
+  copyOut,
+  typedArrayTag,
+  numbersLength,
+  stageInt32s,
+  int32RangeErrorAt,
+  locateFloat32,
+  returnFloat32,
+} from './memory.js';
 
 /**
- * Validates optional explicit slopes (any array-like of finite numbers, length nHeads) and writes them as
- * float32 into the SLOPES slot. Returns the pointer, or 0 for "the standard slopes" (slopes undefined/null).
+ * Validates optional explicit slopes (a Float32Array or an array-like of finite numbers, length nHeads; each
+ * element read once) and writes them as float32 into the SLOPES slot. Returns the pointer, or 0 for "the
+ * standard slopes" (slopes undefined/null).
  */
 export function writeSlopes(ctx, where, name, slopes, nHeads) {
   if (slopes === undefined || slopes === null) return 0;
   const { heap } = ctx;
   const bound = `a Float32Array (or array) of ${nHeads} finite numbers, one per head`;
-  if (typeof slopes !== 'object' || typeof slopes.length !== 'number' || slopes instanceof BigInt64Array || slopes instanceof BigUint64Array) {
-    throw typeError(where, `${name} must be ${bound}`, slopes);
-  }
-  if (slopes.length !== nHeads) {
-    throw new RangeError(`${where}: ${name} must be ${bound} (heads = ${nHeads}), got length ${slopes.length}`);
-  }
+  const n = numbersLength(where, name, slopes, bound);
+  if (n !== nHeads) throw new RangeError(`${where}: ${name} must be ${bound} (heads = ${nHeads}), got length ${n}`);
+  const tag = typedArrayTag(slopes);
+  if (tag !== undefined && heap.holds(slopes)) slopes = new globalThis[tag](slopes); // scratch may detach it
+  const ptr = heap.scratch(SLOT.SLOPES, nHeads * 4, where, name);
+  const f32 = heap.f32;
+  const base = ptr >>> 2;
   for (let h = 0; h < nHeads; h++) {
     const s = slopes[h];
     if (typeof s !== 'number') throw typeError(where, `${name}[${h}] must be a finite number`, s);
-    if (!Number.isFinite(Math.fround(s))) throw rangeError(where, `${name}[${h}] must be a finite number (in float32 range)`, s);
+    const f = Math.fround(s);
+    if (!Number.isFinite(f)) throw rangeError(where, `${name}[${h}] must be a finite number (in float32 range)`, s);
+    f32[base + h] = f;
   }
-  if (ArrayBuffer.isView(slopes) && heap.isView(slopes)) slopes = slopes.slice();
-  const ptr = heap.scratch(SLOT.SLOPES, nHeads * 4);
-  heap.f32.set(slopes, ptr >>> 2);
   return ptr;
 }
 
@@ -43,7 +54,7 @@ export function alibiSlopes(ctx, nHeads) {
   const where = 'alibiSlopes';
   checkInt(where, 'nHeads', nHeads, 1, MAX_TENSOR_LENGTH);
   const { heap, exports: ex } = ctx;
-  const ptr = heap.scratch(SLOT.RESULT, nHeads * 4);
+  const ptr = heap.scratch(SLOT.RESULT, nHeads * 4, where, 'the slopes (nHeads floats)');
   check(ctx, where, ex.pe_alibi_slopes(ptr, nHeads));
   return copyOut(heap, ptr, nHeads);
 }
@@ -69,23 +80,32 @@ export function alibiBias(ctx, nHeads, qLen, kLen, options) {
   const { heap, exports: ex } = ctx;
   // out is located before anything is allocated (an allocation may detach a view of wasm memory)
   const out = o.out ?? null;
-  const outLoc = out === null ? -1 : float32Ptr(heap, out, total, where, 'options.out', 'nHeads * qLen * kLen');
+  const outLoc = out === null ? -1 : locateFloat32(heap, out, total, where, 'options.out', 'nHeads * qLen * kLen');
   const slopesPtr = writeSlopes(ctx, where, 'options.slopes', o.slopes, nHeads);
-  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4);
+  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4, where, 'the bias (nHeads * qLen * kLen floats)');
   check(ctx, where, ex.pe_alibi_bias(ptr, slopesPtr, nHeads, qLen, kLen, causal ? 1 : 0));
-  return out === null ? copyOut(heap, ptr, total) : float32Result(heap, out, outLoc, ptr, total);
+  return out === null ? copyOut(heap, ptr, total) : returnFloat32(heap, out, outLoc, ptr, total);
+}
+
+/** One mask value: 0/1 or a boolean, as 0/1. */
+function maskValue(where, name, v) {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v !== 'number') throw typeError(where, `${name} must be 0 or 1`, v);
+  if (v !== 0 && v !== 1) throw rangeError(where, `${name} must be 0 or 1`, v);
+  return v;
 }
 
 /**
- * The mask as flat int32 0/1 data plus its [batch, seq]: nested [batch][seq] arrays (numbers 0/1 or booleans),
- * or flat array-like data with options.shape [batch, seq] (default [1, length]).
+ * The mask as flat 0/1 data plus its [batch, seq]: nested [batch][seq] arrays (numbers 0/1 or booleans), or
+ * flat data (an Int32Array, or an array-like of 0/1 or booleans) with options.shape [batch, seq] (default
+ * [1, length]). Every length and element is read once. `flat` is an Int32Array the caller stages (a real
+ * Int32Array argument is passed through unchecked: the C core checks it).
  */
 function readMask(ctx, where, mask, shape) {
   const bound = 'an array of rows [batch][seq] of 0/1, or flat 0/1 data with options.shape [batch, seq]';
-  if (mask === null || typeof mask !== 'object' || typeof mask.length !== 'number') {
-    throw typeError(where, `attentionMask must be ${bound}`, mask);
-  }
-  const nested = Array.isArray(mask) && mask.length > 0 && typeof mask[0] === 'object' && mask[0] !== null;
+  const n = numbersLength(where, 'attentionMask', mask, bound);
+  const first = Array.isArray(mask) && n > 0 ? mask[0] : undefined;
+  const nested = first !== null && typeof first === 'object';
   let batch;
   let seq;
   let flat;
@@ -93,46 +113,49 @@ function readMask(ctx, where, mask, shape) {
     if (shape !== undefined && shape !== null) {
       throw new TypeError(`${where}: options.shape is only for flat attentionMask data; got nested rows and a shape`);
     }
-    batch = mask.length;
-    seq = mask[0].length;
+    batch = n;
+    seq = numbersLength(where, 'attentionMask[0]', first, 'a row of 0/1 values');
+    if (batch * seq > MAX_TENSOR_LENGTH) {
+      throw new RangeError(`${where}: attentionMask must hold at most ${MAX_TENSOR_LENGTH} values, got ${batch} rows of ${seq}`);
+    }
     flat = new Int32Array(batch * seq);
     for (let b = 0; b < batch; b++) {
-      const row = mask[b];
-      if (row === null || typeof row !== 'object' || typeof row.length !== 'number') {
-        throw typeError(where, `attentionMask[${b}] must be a row of ${seq} values 0/1`, row);
+      const row = b === 0 ? first : mask[b];
+      const rowBound = `a row of ${seq} values 0/1`;
+      if (row === null || typeof row !== 'object') throw typeError(where, `attentionMask[${b}] must be ${rowBound}`, row);
+      const len = numbersLength(where, `attentionMask[${b}]`, row, rowBound);
+      if (len !== seq) {
+        throw new RangeError(`${where}: attentionMask rows must all have the length of attentionMask[0] (${seq}), got attentionMask[${b}].length ${len}`);
       }
-      if (row.length !== seq) {
-        throw new RangeError(`${where}: attentionMask rows must all have the length of attentionMask[0] (${seq}), got attentionMask[${b}].length ${row.length}`);
-      }
-      for (let j = 0; j < seq; j++) {
-        let v = row[j];
-        if (typeof v === 'boolean') v = v ? 1 : 0;
-        if (typeof v !== 'number') throw typeError(where, `attentionMask[${b}][${j}] must be 0 or 1`, v);
-        if (v !== 0 && v !== 1) throw rangeError(where, `attentionMask[${b}][${j}] must be 0 or 1`, v);
-        flat[b * seq + j] = v;
-      }
+      for (let j = 0; j < seq; j++) flat[b * seq + j] = maskValue(where, `attentionMask[${b}][${j}]`, row[j]);
     }
   } else {
     if (shape === undefined || shape === null) {
       batch = 1;
-      seq = mask.length;
+      seq = n;
     } else {
       if (typeof shape !== 'object' || typeof shape.length !== 'number') {
         throw typeError(where, 'options.shape must be [batch, seq] of integers >= 1', shape);
       }
-      if (shape.length !== 2) throw new RangeError(`${where}: options.shape must be [batch, seq] of integers >= 1, got length ${shape.length}`);
+      const sl = shape.length;
+      if (sl !== 2) throw new RangeError(`${where}: options.shape must be [batch, seq] of integers >= 1, got length ${sl}`);
       batch = checkInt(where, 'options.shape[0] (batch)', shape[0], 1, INT32_MAX);
       seq = checkInt(where, 'options.shape[1] (seq)', shape[1], 1, INT32_MAX);
-      if (batch * seq !== mask.length) {
-        throw new RangeError(`${where}: attentionMask.length must equal batch * seq (${batch * seq}), got ${mask.length}`);
+      if (batch * seq !== n) {
+        throw new RangeError(`${where}: attentionMask.length must equal batch * seq (${batch * seq}), got ${n}`);
       }
     }
-    flat = mask;
+    if (typedArrayTag(mask) === 'Int32Array') {
+      flat = mask;
+    } else {
+      flat = new Int32Array(n); // flat array-likes of booleans are accepted as 0/1, like nested rows
+      for (let t = 0; t < n; t++) flat[t] = maskValue(where, `attentionMask[${t}]`, mask[t]);
+    }
   }
   if (batch < 1 || seq < 1) {
     throw new RangeError(`${where}: attentionMask must have at least one row and one column, got [${batch}, ${seq}]`);
   }
-  return { flat, batch, seq };
+  return { flat, n: batch * seq, batch, seq };
 }
 
 /**
@@ -144,33 +167,16 @@ export function alibiBiasFromMask(ctx, nHeads, attentionMask, options) {
   const where = 'alibiBiasFromMask';
   checkInt(where, 'nHeads', nHeads, 1, INT32_MAX);
   const o = checkOptions(where, 'options', options);
-  const { flat, batch, seq } = readMask(ctx, where, attentionMask, o.shape);
+  const { flat, n, batch, seq } = readMask(ctx, where, attentionMask, o.shape);
   const total = batch * nHeads * seq;
   if (total > MAX_TENSOR_LENGTH) {
     throw new RangeError(`${where}: batch * nHeads * seq must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
   }
   const { heap, exports: ex } = ctx;
   const slopesPtr = writeSlopes(ctx, where, 'options.slopes', o.slopes, nHeads);
-  let flatChecked = flat;
-  if (!(flat instanceof Int32Array)) {
-    // flat array-likes of booleans are accepted as 0/1, like nested rows
-    flatChecked = new Int32Array(flat.length);
-    for (let t = 0; t < flat.length; t++) {
-      let v = flat[t];
-      if (typeof v === 'boolean') v = v ? 1 : 0;
-      if (typeof v !== 'number') throw typeError(where, `attentionMask[${t}] must be 0 or 1`, v);
-      if (v !== 0 && v !== 1) throw rangeError(where, `attentionMask[${t}] must be 0 or 1`, v);
-      flatChecked[t] = v;
-    }
-  }
-  const maskPtr = writeInt32s(heap, SLOT.POS, where, 'attentionMask', flatChecked, 0, 1, '0 or 1').ptr;
-  const ptr = heap.scratch(SLOT.RESULT, total * 4);
+  const maskPtr = stageInt32s(heap, SLOT.POS, where, 'attentionMask', flat, n, 0, 1, '0 or 1');
+  const ptr = heap.scratch(SLOT.RESULT, total * 4, where, 'the bias (batch * nHeads * seq floats)');
   const status = ex.pe_alibi_bias_from_mask(ptr, slopesPtr, maskPtr, batch, nHeads, seq);
-  if (status !== 0) {
-    for (let t = 0; t < flatChecked.length; t++) {
-      if (flatChecked[t] !== 0 && flatChecked[t] !== 1) throw rangeError(where, `attentionMask[${t}] must be 0 or 1`, flatChecked[t]);
-    }
-    throw ctx.statusError(where, status);
-  }
+  if (status !== 0) throw int32RangeErrorAt(heap, maskPtr, n, where, 'attentionMask', 0, 1, '0 or 1') ?? ctx.statusError(where, status);
   return copyOut(heap, ptr, total);
 }

@@ -19,10 +19,23 @@
 // positions, or qLen > kLen) gives an all-zero output row and an all-zero weights row.
 
 import { checkInt, checkEnum, checkOptions, typeError, rangeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, materialize, copyOut, writeInt32s, int32RangeError } from './memory.js';
+import {
+  SLOT,
+  MAX_TENSOR_LENGTH,
+  locateFloat32,
+  stageFloat32,
+  returnFloat32,
+  overlaps,
+  copyOut,
+  int32sLength,
+  stageInt32s,
+  int32RangeErrorAt,
+  typedArrayTag,
+  posesAsTypedArray,
+} from './memory.js';
 import { ropeHandle, LAYOUTS } from './rope.js';
 import { writeSlopes } from './alibi.js';
-import { readLayout } from './abi.js';
+import { readLayout, limit } from './abi.js';
 
 const CONFIG_FIELDS = ['batch', 'heads', 'kv_heads', 'q_len', 'k_len', 'head_dim', 'layout', 'causal', 'scale',
   'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len', 'k_rotated'];
@@ -32,7 +45,7 @@ export function readAttentionLayout(ctx) {
   return readLayout(ctx, 'pe_abi_attention_config_layout', CONFIG_FIELDS);
 }
 
-const PE_ERR_POSITION = 11; // pe_status value used below
+const POSITION_BOUND = `an integer in [0, ${INT32_MAX}]`;
 
 function writeConfig(ctx, c) {
   const { heap } = ctx;
@@ -88,24 +101,21 @@ function readShape(where, shape) {
   return { batch, heads, kvHeads, qLen, kLen, headDim };
 }
 
-/** An array-like's elements [start, end) as something writeInt32s accepts. */
-function sliceOf(a, start, end) {
-  if (ArrayBuffer.isView(a)) return a.subarray(start, end);
-  return Array.prototype.slice.call(a, start, end);
-}
-
 /**
- * options.positions -> { q, k } (each an array-like or null for the default), checked for form and length
- * (values are checked when written). Forms: an array-like of kLen key positions (queries take the last qLen
- * of them, qLen <= kLen: self-attention or decoding with a cache), or { q, k } with either part optional.
+ * options.positions -> { q, k, qLen/kLen names }, checked for form and length (each length read once; values are
+ * checked when staged). Forms: an array-like of kLen key positions (queries take the last qLen of them, qLen <=
+ * kLen: self-attention or decoding with a cache; `tail` is then true), or { q, k } with either part optional.
  */
 function readPositions(where, positions, qLen, kLen) {
-  if (positions === undefined || positions === null) return { q: null, k: null, qName: '', kName: '' };
-  const arrayLike = (v) => v !== null && typeof v === 'object' && typeof v.length === 'number';
-  if (arrayLike(positions)) {
-    if (positions.length !== kLen) {
+  if (positions === undefined || positions === null) return { q: null, k: null, qName: '', kName: '', tail: false };
+  const tag = typedArrayTag(positions);
+  const len = tag === undefined && !posesAsTypedArray(positions) && typeof positions === 'object' ? positions.length : undefined;
+  if (tag !== undefined || posesAsTypedArray(positions) || typeof len === 'number') {
+    const name = 'options.positions';
+    const n = int32sLength(where, name, positions, POSITION_BOUND, len);
+    if (n !== kLen) {
       throw new RangeError(
-        `${where}: options.positions (an array) must hold the kLen (${kLen}) key positions, the queries taking the last qLen; got length ${positions.length}`,
+        `${where}: options.positions (an array) must hold the kLen (${kLen}) key positions, the queries taking the last qLen; got length ${n}`,
       );
     }
     if (qLen > kLen) {
@@ -113,27 +123,22 @@ function readPositions(where, positions, qLen, kLen) {
         `${where}: options.positions as one array needs qLen <= kLen (queries are the last qLen keys); give { q, k } for qLen (${qLen}) > kLen (${kLen})`,
       );
     }
-    return { q: sliceOf(positions, kLen - qLen, kLen), k: positions, qName: 'options.positions', kName: 'options.positions' };
+    return { q: null, k: positions, qName: name, kName: name, tail: true };
   }
   if (typeof positions !== 'object') {
     throw typeError(where, 'options.positions must be an array of kLen key positions or an object { q, k }', positions);
   }
   const q = positions.q ?? null;
   const k = positions.k ?? null;
-  if (q !== null && !arrayLike(q)) throw typeError(where, `options.positions.q must be an Int32Array or an array of integers in [0, ${INT32_MAX}]`, q);
-  if (k !== null && !arrayLike(k)) throw typeError(where, `options.positions.k must be an Int32Array or an array of integers in [0, ${INT32_MAX}]`, k);
-  if (q !== null && q.length !== qLen) {
-    throw new RangeError(`${where}: options.positions.q.length must equal qLen (${qLen}), got ${q.length}`);
+  if (q !== null) {
+    const n = int32sLength(where, 'options.positions.q', q, POSITION_BOUND);
+    if (n !== qLen) throw new RangeError(`${where}: options.positions.q.length must equal qLen (${qLen}), got ${n}`);
   }
-  if (k !== null && k.length !== kLen) {
-    throw new RangeError(`${where}: options.positions.k.length must equal kLen (${kLen}), got ${k.length}`);
+  if (k !== null) {
+    const n = int32sLength(where, 'options.positions.k', k, POSITION_BOUND);
+    if (n !== kLen) throw new RangeError(`${where}: options.positions.k.length must equal kLen (${kLen}), got ${n}`);
   }
-  return { q, k, qName: 'options.positions.q', kName: 'options.positions.k' };
-}
-
-/** [start, end) byte ranges of two placements overlap */
-function overlaps(a, aBytes, b, bBytes) {
-  return a < b + bBytes && b < a + aBytes;
+  return { q, k, qName: 'options.positions.q', kName: 'options.positions.k', tail: false };
 }
 
 /** pe.attention(q, k, v, options) -> { out, weights? } */
@@ -145,7 +150,7 @@ export function attention(ctx, q, k, v, options) {
   }
   const o = checkOptions(where, 'options', options);
   const s = readShape(where, o.shape);
-  const layout = LAYOUTS.indexOf(checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS));
+  const layout = limit(ctx.limits, `PE_LAYOUT_${checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS).toUpperCase()}`);
   const causal = o.causal ?? false;
   if (typeof causal !== 'boolean') throw typeError(where, 'options.causal must be a boolean', causal);
   const returnWeights = o.returnWeights ?? false;
@@ -184,14 +189,12 @@ export function attention(ctx, q, k, v, options) {
       throw new RangeError(`${where}: options.shape.headDim must equal options.rope's headDim ${rope.headDim}, got ${s.headDim}`);
     }
   }
-  const alibi = o.alibi ?? false;
-  if (typeof alibi !== 'boolean' && (typeof alibi !== 'object' || typeof alibi.length !== 'number')) {
+  const alibi = o.alibi ?? false; // true, false, or slopes (checked, each length and element read once, by writeSlopes)
+  if (typeof alibi !== 'boolean' && (alibi === null || typeof alibi !== 'object')) {
     throw typeError(where, `options.alibi must be true (standard slopes), false, or a Float32Array of ${s.heads} slopes (one per query head)`, alibi);
   }
   const pos = readPositions(where, o.positions, s.qLen, s.kLen);
-  // Positions given as views of wasm memory are copied now: the allocations below could detach them.
-  for (const key of ['q', 'k']) if (ArrayBuffer.isView(pos[key]) && heap.isView(pos[key])) pos[key] = pos[key].slice();
-  if (rope !== null && pos.q === null && s.qLen > s.kLen) {
+  if (rope !== null && pos.q === null && !pos.tail && s.qLen > s.kLen) {
     throw new RangeError(
       `${where}: with options.rope and default positions qLen (${s.qLen}) must be <= kLen (${s.kLen}) (query i sits at kLen - qLen + i, which must be >= 0); give options.positions.q`,
     );
@@ -203,14 +206,12 @@ export function attention(ctx, q, k, v, options) {
   const lq = locateFloat32(heap, q, nQ, where, 'q');
   const lk = locateFloat32(heap, k, nK, where, 'k');
   const lv = locateFloat32(heap, v, nK, where, 'v');
-  let lo = null;
-  if (o.out !== undefined && o.out !== null) {
-    lo = locateFloat32(heap, o.out, nQ, where, 'options.out');
-    if (lo.kind !== 'copy') {
-      for (const [name, l, n] of [['q', lq, nQ], ['k', lk, nK], ['v', lv, nK]]) {
-        if (l.kind !== 'copy' && overlaps(lo.ptr, nQ * 4, l.ptr, n * 4)) {
-          throw new RangeError(`${where}: options.out must not overlap ${name} (it is the accumulator)`);
-        }
+  const out = o.out ?? null;
+  const lo = out === null ? -1 : locateFloat32(heap, out, nQ, where, 'options.out');
+  if (lo !== -1) {
+    for (const [name, l, n] of [['q', lq, nQ], ['k', lk, nK], ['v', lv, nK]]) {
+      if (l !== -1 && overlaps(lo, nQ * 4, l, n * 4)) {
+        throw new RangeError(`${where}: options.out must not overlap ${name} (it is the accumulator)`);
       }
     }
   }
@@ -224,17 +225,19 @@ export function attention(ctx, q, k, v, options) {
   } else if (alibi !== false) {
     slopes = writeSlopes(ctx, where, 'options.alibi', alibi, s.heads);
   }
-  // k first: in the one-array form the query positions are a tail of it, so a bad value is named by its index
-  // in the array the caller gave.
-  const kPos = pos.k === null ? 0 : writeInt32s(heap, SLOT.KPOS, where, pos.kName, pos.k, 0, INT32_MAX).ptr;
-  const qPos = pos.q === null ? 0 : writeInt32s(heap, SLOT.POS, where, pos.qName, pos.q, 0, INT32_MAX).ptr;
+  // Positions are staged once; in the one-array form the query positions are the tail of the staged keys.
+  const kPos = pos.k === null ? 0 : stageInt32s(heap, SLOT.KPOS, where, pos.kName, pos.k, s.kLen, 0, INT32_MAX);
+  const qPos = pos.tail
+    ? kPos + (s.kLen - s.qLen) * 4
+    : pos.q === null
+      ? 0
+      : stageInt32s(heap, SLOT.POS, where, pos.qName, pos.q, s.qLen, 0, INT32_MAX);
 
-  const pq = materialize(heap, lq, q, nQ, SLOT.Q);
-  const pk = materialize(heap, lk, k, nK, SLOT.K);
-  const pv = materialize(heap, lv, v, nK, SLOT.V);
-  const outPtr = lo === null ? heap.scratch(SLOT.RESULT, nQ * 4) : 0;
-  const po = lo === null ? null : materialize(heap, lo, o.out, nQ, SLOT.RESULT, false);
-  const weights = returnWeights ? heap.scratch(SLOT.WEIGHTS, nW * 4) : 0;
+  const qPtr = stageFloat32(heap, q, lq, nQ, SLOT.Q, where);
+  const kPtr = stageFloat32(heap, k, lk, nK, SLOT.K, where);
+  const vPtr = stageFloat32(heap, v, lv, nK, SLOT.V, where);
+  const outPtr = out === null ? heap.scratch(SLOT.RESULT, nQ * 4, where, 'the output') : stageFloat32(heap, out, lo, nQ, SLOT.RESULT, where, false);
+  const weights = returnWeights ? heap.scratch(SLOT.WEIGHTS, nW * 4, where, 'the weights (batch * heads * qLen * kLen floats)') : 0;
 
   const cfg = writeConfig(ctx, { ...s, layout, causal, scale, slopes, rope: rope?.ptr, qPos, kPos, seqLen, kRotated });
   const sizePtr = heap.scratch(SLOT.OUT, 16);
@@ -247,18 +250,19 @@ export function attention(ctx, q, k, v, options) {
       `posenc: the wasm module's pe_attention_config does not match this wrapper (scratch ${nScratch} floats, expected ${expected}); rebuild the wasm and the JS together`,
     );
   }
-  const scratch = nScratch > 0 ? heap.scratch(SLOT.WORK, nScratch * 4) : 0;
+  const scratch = nScratch > 0 ? heap.scratch(SLOT.WORK, nScratch * 4, where, 'the attention scratch') : 0;
 
-  status = ex.pe_attention(po === null ? outPtr : po.ptr, weights, pq.ptr, pk.ptr, pv.ptr, scratch, nScratch, cfg);
+  status = ex.pe_attention(outPtr, weights, qPtr, kPtr, vPtr, scratch, nScratch, cfg);
   if (status !== 0) {
-    if (status === PE_ERR_POSITION) {
+    if (status === ctx.status.PE_ERR_POSITION) {
       const e =
-        (pos.k && int32RangeError(where, pos.kName, pos.k, 0, INT32_MAX)) || (pos.q && int32RangeError(where, pos.qName, pos.q, 0, INT32_MAX));
+        (kPos !== 0 && int32RangeErrorAt(heap, kPos, s.kLen, where, pos.kName, 0, INT32_MAX)) ||
+        (qPos !== 0 && !pos.tail && int32RangeErrorAt(heap, qPos, s.qLen, where, pos.qName, 0, INT32_MAX));
       if (e) throw e;
     }
     throw ctx.statusError(where, status);
   }
-  const result = { out: po === null ? copyOut(heap, outPtr, nQ) : po.finish() };
+  const result = { out: out === null ? copyOut(heap, outPtr, nQ) : returnFloat32(heap, out, lo, outPtr, nQ) };
   if (returnWeights) result.weights = copyOut(heap, weights, nW);
   return result;
 }

@@ -10,6 +10,12 @@
 // template strings, no lists joined), which keeps small calls such as a decode-step rope.apply cheap. Callers
 // on hot paths therefore pass constant names, or test the value inline and call these only to throw.
 
+const typedArrayPrototype = Object.getPrototypeOf(Int8Array.prototype);
+const typedArrayTagOf = Function.prototype.call.bind(
+  Object.getOwnPropertyDescriptor(typedArrayPrototype, Symbol.toStringTag).get,
+);
+const typedArrayLengthOf = Function.prototype.call.bind(Object.getOwnPropertyDescriptor(typedArrayPrototype, 'length').get);
+
 /** Short, safe rendering of a received value for an error message. */
 export function describe(v) {
   if (v === null) return 'null';
@@ -28,10 +34,18 @@ export function describe(v) {
     case 'symbol':
       return 'a symbol';
     default: {
-      if (Array.isArray(v)) return `an Array(${v.length})`;
-      if (ArrayBuffer.isView(v)) return `a ${v.constructor?.name ?? 'typed array'}(${v.length ?? v.byteLength})`;
-      const name = v.constructor?.name;
-      return name && name !== 'Object' ? `a ${name}` : 'an object';
+      // Only the engine's own answers are trusted here: a look-alike's getters could throw or lie.
+      const tag = typedArrayTagOf(v);
+      if (tag !== undefined) return `a ${tag}(${typedArrayLengthOf(v)})`;
+      try {
+        if (Array.isArray(v)) return 'an Array';
+        if (ArrayBuffer.isView(v)) return 'a DataView';
+        if (typedArrayPrototype.isPrototypeOf(v)) return 'an object posing as a typed array';
+        const name = v.constructor?.name;
+        return typeof name === 'string' && name !== 'Object' && name !== '' ? `a ${name.slice(0, 40)}` : 'an object';
+      } catch {
+        return 'an object'; // a Proxy whose traps throw
+      }
     }
   }
 }
@@ -73,21 +87,54 @@ export function checkEnum(where, name, v, allowed) {
   throw rangeError(where, `${name} must be one of ${list}`, v);
 }
 
-/** A plain options object (or undefined/null, which mean {}). */
+/**
+ * A plain options object (or undefined/null, which mean {}), as a snapshot: each own option is read once,
+ * here, so a getter or Proxy that changes its answer cannot pass a check with one value and reach the C core
+ * with another.
+ */
 export function checkOptions(where, name, v) {
   if (v === undefined || v === null) return {};
   if (typeof v !== 'object' || Array.isArray(v) || ArrayBuffer.isView(v)) {
     throw typeError(where, `${name} must be an options object`, v);
   }
-  return v;
+  return { ...v };
 }
 
 /**
- * Backstop for a non-zero pe_status from the C core. The JS checks should have caught the problem first, so
- * this names the C failure as it is. Status codes for bad values become RangeErrors; PE_ERR_NULL (a wrapper
- * bug, never the caller's) is a plain Error.
+ * Backstop for a non-zero pe_status from the C core, for failures no JS check names more precisely: the C
+ * failure as it is, with the status's name. PE_ERR_NULL (a wrapper bug, never the caller's) is a plain Error;
+ * every other status is about a value, a RangeError.
  */
-export function statusError(where, status, statusString) {
-  const msg = `${where}: ${statusString} (pe_status ${status})`;
-  return status === 1 ? new Error(msg) : new RangeError(msg);
+export function statusError(where, statuses, status) {
+  const name = statuses.names[status] ?? `PE_STATUS_${status}`;
+  const msg = `${where}: ${statuses.text[status] ?? 'unknown status'} (${name})`;
+  return name === 'PE_ERR_NULL' ? new Error(msg) : new RangeError(msg);
+}
+
+/** Edit distance between two short strings (for "did you mean"). */
+function editDistance(a, b) {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return row[b.length];
+}
+
+/**
+ * Every own key of options object `o` is one of `known`; otherwise a TypeError naming the key and the nearest
+ * known one: "rope: options.heads is not an option; did you mean headDim?".
+ */
+export function checkKnownKeys(where, name, o, known) {
+  for (const key of Object.keys(o)) {
+    if (known.includes(key)) continue;
+    let best = known[0];
+    for (const k of known) if (editDistance(key.toLowerCase(), k.toLowerCase()) < editDistance(key.toLowerCase(), best.toLowerCase())) best = k;
+    throw new TypeError(`${where}: ${name}.${key.slice(0, 60)} is not an option; did you mean ${best}? (options: ${known.join(', ')})`);
+  }
 }

@@ -31,7 +31,7 @@ export default init;
 export interface Tensor {
   /**
    * A view of the data. Re-derived whenever the wasm memory has grown (any posenc call may grow it), so read
-   * it again after each call instead of keeping it. Throws after free().
+   * it again after each call instead of keeping it. Throws a TypeError after free().
    */
   readonly array: Float32Array;
   readonly length: number;
@@ -103,14 +103,22 @@ export interface RopeOptions {
   headDim: number;
   /** Dimensions rotated per head: even, 2..headDim; default headDim. HF: int(head_dim * partial_rotary_factor). */
   rotaryDim?: number;
-  /** rope_theta: finite, > 0, != 1; default 10000. */
+  /** rope_theta: finite, > 0 (and != 1 for 'yarn'); default 10000. */
   base?: number;
   /** Default 'half'. */
   pairing?: Pairing;
   /** dynamic: required. yarn / longrope: used for the default factor and original max. */
   maxPositionEmbeddings?: number;
-  /** Default: no scaling ({ type: 'default' }). */
+  /** Default: no scaling ({ type: 'default' }). Unknown keys, here and in scaling, are TypeErrors. */
   scaling?: RopeScaling | null;
+}
+
+/** A rope's resolved config: what the C core resolved, in RopeOptions' shape, so pe.rope(config) rebuilds it. */
+export interface RopeConfig extends RopeOptions {
+  base: number;
+  pairing: Pairing;
+  /** Only the fields its type reads, every default filled in. */
+  scaling: RopeScaling & { type: RopeType };
 }
 
 export interface ApplyOptions {
@@ -172,8 +180,12 @@ export interface Rope {
   readonly pairing: Pairing;
   readonly type: RopeType;
   readonly base: number;
-  /** The resolved options, defaults filled in the way Hugging Face does (a fresh copy each time). */
-  readonly config: Readonly<Record<string, unknown>>;
+  /**
+   * The resolved config, read back from the C core (defaults filled in the way Hugging Face does), in
+   * pe.rope()'s option shape: pe.rope({ ...rope.config, headDim: 24 }) is the same RoPE for another head size.
+   * rotaryDim appears only when partial. A fresh copy each time.
+   */
+  readonly config: RopeConfig;
   readonly freed: boolean;
 
   /** Inverse frequencies, float32. seqLen matters for dynamic and longrope; default none (HF's seq_len=None). */
@@ -211,11 +223,80 @@ export interface Rope {
   free(): void;
 }
 
-export interface RopeFromHFConfigOptions {
-  /** Not in config.json: 'interleaved' for GPT-J / CodeGen style checkpoints. Default 'half'. */
+export interface FromHFConfigOptions {
+  /**
+   * Overrides the pairing the model type implies (config.json does not say): 'interleaved' for GPT-J, CodeGen,
+   * Cohere/Cohere2, GLM/ChatGLM, DeepSeek-V2/V3 and Llama 4, 'half' for the rest (and configs without model_type).
+   */
   pairing?: Pairing;
-  /** For rope_parameters keyed by layer type ({ full_attention: {...}, sliding_attention: {...} }). */
+}
+
+export interface RopeFromHFConfigOptions extends FromHFConfigOptions {
+  /**
+   * The layer type whose RoPE to build ('sliding_attention', 'full_attention', ...), in every form: layer_types,
+   * the family's default pattern (Gemma 2/3, Cohere2, EXAONE 4, OLMo 3, Qwen 3.5, Llama 4), Gemma 3's
+   * rope_local_base_freq, rope_parameters keyed by layer type. Required when layer types differ in RoPE (Gemma 3);
+   * a RangeError for a type the config does not have, a TypeError for one whose layers have no RoPE.
+   */
   layerType?: string;
+}
+
+/** A position-dependent factor multiplied into q: factor = at(position). */
+export type HFQueryScale =
+  /** Llama 4 NoPE layers (attn_temperature_tuning): log(floor((position + 1) / floorScale) + 1) * attnScale + 1. */
+  | { readonly type: 'llama4_temperature'; readonly floorScale: number; readonly attnScale: number; at(position: number): number }
+  /** Ministral 3 / Devstral (llama_4_scaling_beta): 1 + beta * log(1 + floor(position / originalMaxPositionEmbeddings)). */
+  | { readonly type: 'llama_4'; readonly beta: number; readonly originalMaxPositionEmbeddings: number; at(position: number): number };
+
+/** One layer's position scheme. Identical layers share one object (and one Rope). */
+export type HFLayer = (
+  | {
+      readonly kind: 'rope';
+      readonly rope: Rope;
+      /** DeepSeek MLA: the softmax scale (qk_head_dim^-0.5, times V3's yarn mscale^2), for pe.attention's scale. */
+      readonly scale?: number;
+      readonly queryScale?: HFQueryScale;
+      /**
+       * 'half': DeepSeek-V3 rope_interleave. Pairs are (2i, 2i+1) (rope.pairing 'interleaved') and transformers writes
+       * the rotated dims back as [evens | odds]; q·k is the same, an elementwise comparison with HF's q needs the permutation.
+       */
+      readonly outputPairing?: 'half';
+      /**
+       * Qwen2/2.5/3-VL and Qwen 3.5 M-RoPE sections (mrope_section, mrope_interleaved), recorded only: the rope is the
+       * 1-D RoPE with these frequencies (what M-RoPE gives for text-only positions); 3-axis positions are issue 13.
+       */
+      readonly mrope?: { readonly section: readonly [number, number, number]; readonly interleaved: boolean };
+    }
+  /** BLOOM, Falcon alibi, Baichuan-13B: pe.alibiSlopes(nHeads); MPT: its own slopes from alibi_bias_max. */
+  | { readonly kind: 'alibi'; readonly slopes: Float32Array; readonly alibiBiasMax?: number }
+  /** A learned absolute table added once to the embeddings (every layer carries it): row = position + offset (OPT, RoBERTa: 2). */
+  | { readonly kind: 'learned'; readonly maxLen: number; readonly offset: number }
+  /** A fixed table added to the embeddings, as pe.sinusoidal(seqLen, dModel, { base, pairing, variant, offset }) builds it. */
+  | { readonly kind: 'sinusoidal'; readonly dModel: number; readonly base: number; readonly pairing: 'interleaved' | 'half'; readonly variant: 'paper' | 'tensor2tensor'; readonly offset: number; readonly maxLen?: number }
+  /** No positions in this layer: NoPE (Llama 4, SmolLM3, EXAONE 4 / Cohere2 full layers), linear attention (Qwen 3.5). */
+  | { readonly kind: 'none'; readonly queryScale?: HFQueryScale }
+) & {
+  /** The layer's type, where the model's layers differ ('sliding_attention', 'full_attention', 'chunked_attention', ...). */
+  readonly layerType?: string;
+  /** Encoder-decoder models (BART, Marian, M2M100, ...): encoder layers come first, then decoder layers. */
+  readonly stack?: 'encoder' | 'decoder';
+};
+
+/** pe.fromHFConfig's result (frozen). */
+export interface HFPositionSpec {
+  /** config.json's model_type. */
+  readonly modelType: string | undefined;
+  /** The text config's model type, where it differs (multimodal wrappers: 'gemma3_text', ...). */
+  readonly textModelType?: string;
+  readonly numLayers: number;
+  /** One entry per layer. */
+  readonly layers: readonly HFLayer[];
+  /** Position keys present in the file that were not read (dotted paths: 'text_config.rope_theta', 'rope_scaling.factor'). */
+  readonly ignored: readonly string[];
+  /** Keys the file omits that were filled from the text config class's defaults (Gemma 3: 'text_config.head_dim': 256). */
+  readonly defaults: Readonly<Record<string, unknown>>;
+  /** Frees every Rope in `layers`. */
+  free(): void;
 }
 
 export interface Posenc {
@@ -232,13 +313,23 @@ export interface Posenc {
 
   rope(options: RopeOptions): Rope;
   /**
-   * A Hugging Face config.json object, as it is: newer rope_parameters (rope_type, rope_theta,
-   * partial_rotary_factor inside) or older top-level rope_theta + rope_scaling (type or rope_type) +
-   * partial_rotary_factor; head_dim or hidden_size // num_attention_heads (or qk_rope_head_dim); GPT-J's top-level rotary_dim,
-   * GPT-NeoX's rotary_pct / rotary_emb_base; Phi-3's top-level original_max_position_embeddings (overrides the
-   * one in the rope parameters).
+   * The RoPE of a Hugging Face config.json object as published (all that fromHFConfig reads), for one layer type.
+   * Throws a TypeError naming the reason when the model has none ("this model (bloom) uses ALiBi; use
+   * pe.fromHFConfig or pe.alibiSlopes"). Unknown rope types and unknown keys in the rope parameters are errors
+   * naming the key. YaRN: an explicit factor is used even where max_position_embeddings /
+   * original_max_position_embeddings differs, as current transformers does (4.4x versions took the correction
+   * range from max_position_embeddings and give other frequencies for such files).
    */
   ropeFromHFConfig(config: Record<string, unknown>, options?: RopeFromHFConfigOptions): Rope;
+  /**
+   * Every layer's position scheme from a config.json as published: text_config of multimodal wrappers with that
+   * class's defaults, pairing by model type, legacy rope spellings ('su', 'mrope', type / rope_type, null),
+   * partial rotary (rotary_pct, rotary_dim, partial_rotary_factor, qk_rope_head_dim), layer types, NoPE layers,
+   * ALiBi and learned-table models as what they are. Llama 4 without text_config gets Llama4TextConfig's defaults,
+   * as in transformers (a flattened copy's top-level keys are listed in `ignored`). docs/hf-config.md lists the
+   * families. Free the result's ropes with spec.free().
+   */
+  fromHFConfig(config: Record<string, unknown>, options?: FromHFConfigOptions): HFPositionSpec;
   /** A float32 array in wasm memory: zero-filled of the given length, or a copy of a Float32Array. */
   tensor(lengthOrArray: number | Float32Array): Tensor;
 

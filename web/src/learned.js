@@ -17,17 +17,16 @@ import {
   SLOT,
   MAX_TENSOR_LENGTH,
   copyOut,
-  float32Ptr,
-  float32Scratch,
-  float32Result,
+  locateFloat32,
+  stageFloat32,
+  returnFloat32,
   tensorRecord,
   float32Length,
-  locateFloat32,
-  writeInt32s,
-  int32RangeError,
+  int32sLength,
+  stageInt32s,
+  int32RangeErrorAt,
 } from './memory.js';
 
-const learnedState = new WeakMap(); // Learned -> private state
 
 // pe_learned_add_config fields in declaration order (pe_abi_learned_add_config_layout), all int32.
 const ADD_FIELDS = ['batch', 'seq', 'd_model', 'n_rows', 'row_offset', 'per_batch_positions'];
@@ -49,12 +48,6 @@ function addConfig(st, B, S, D, perBatch) {
   return cfg;
 }
 
-function state(obj, where) {
-  const st = learnedState.get(obj);
-  if (st === undefined) throw new TypeError(`${where}: called on something that is not a pe.learned table`);
-  if (st.freed) throw new Error(`${where}: this learned table was freed`);
-  return st;
-}
 
 /** Pointer to the table: the own copy, or the tensor's memory (checked to be alive on every call). */
 function tablePtr(st, where) {
@@ -67,46 +60,60 @@ function bound(st) {
   return `an integer in [${-st.offset}, ${st.maxLen - 1}] (positions < maxLen = ${st.maxLen}${st.offset ? `, >= -offset = ${-st.offset}` : ''})`;
 }
 
-function writePositions(st, where, name, positions) {
-  return writeInt32s(st.ctx.heap, SLOT.POS, where, name, positions, -st.offset, st.maxLen - 1, bound(st));
+/** Stages positions (n of them, from int32sLength) in the POS slot; returns the pointer. */
+function writePositions(st, where, name, positions, n) {
+  return stageInt32s(st.ctx.heap, SLOT.POS, where, name, positions, n, -st.offset, st.maxLen - 1, bound(st));
 }
 
-function failed(st, where, name, positions, status) {
-  const e = int32RangeError(where, name, positions, -st.offset, st.maxLen - 1, bound(st));
+/** The error after the C core refused staged positions: the first one out of range by name, else the status. */
+function failed(st, where, name, posPtr, n, status) {
+  const e = int32RangeErrorAt(st.ctx.heap, posPtr, n, where, name, -st.offset, st.maxLen - 1, bound(st));
   return e ?? st.ctx.statusError(where, status);
 }
 
 class Learned {
+  #st; // { ctx, ptr, tensor, nRows, maxLen, dModel, offset, freed }
+  constructor(st) {
+    this.#st = st;
+  }
+  /** The state of live table `obj`; a TypeError naming `where` otherwise. */
+  static #live(obj, where, freedOk = false) {
+    const st = typeof obj === 'object' && obj !== null && #st in obj ? obj.#st : undefined;
+    if (st === undefined) throw new TypeError(`${where}: called on something that is not a pe.learned table`);
+    if (st.freed && !freedOk) throw new TypeError(`${where}: this learned table was freed (free() was called on it)`);
+    return st;
+  }
   /** Positions per table (rows minus offset). */
   get maxLen() {
-    return learnedState.get(this).maxLen;
+    return this.#st.maxLen;
   }
   get dModel() {
-    return learnedState.get(this).dModel;
+    return this.#st.dModel;
   }
   /** Rows in front of position 0 (OPT: 2). */
   get offset() {
-    return learnedState.get(this).offset;
+    return this.#st.offset;
   }
   get freed() {
-    return learnedState.get(this).freed;
+    return this.#st.freed;
   }
 
   /** (positions.length, dModel): row positions[i] + offset of the table for each position. */
   lookup(positions) {
     const where = 'learned.lookup';
-    const st = state(this, where);
+    const st = Learned.#live(this, where);
     const { heap, exports: ex } = st.ctx;
     const table = tablePtr(st, where);
-    const pos = writePositions(st, where, 'positions', positions);
-    const total = pos.n * st.dModel;
+    const n = int32sLength(where, 'positions', positions, bound(st));
+    const total = n * st.dModel;
     if (total > MAX_TENSOR_LENGTH) {
       throw new RangeError(`${where}: positions.length * dModel must be at most ${MAX_TENSOR_LENGTH}, got ${total}`);
     }
-    if (pos.n === 0) return new Float32Array(0);
-    const out = heap.scratch(SLOT.RESULT, total * 4);
-    const status = ex.pe_learned_lookup(out, table, pos.ptr, pos.n, st.dModel, st.nRows, st.offset);
-    if (status !== 0) throw failed(st, where, 'positions', positions, status);
+    const posPtr = writePositions(st, where, 'positions', positions, n);
+    if (n === 0) return new Float32Array(0);
+    const out = heap.scratch(SLOT.RESULT, total * 4, where, 'the rows (positions.length * dModel floats)');
+    const status = ex.pe_learned_lookup(out, table, posPtr, n, st.dModel, st.nRows, st.offset);
+    if (status !== 0) throw failed(st, where, 'positions', posPtr, n, status);
     return copyOut(heap, out, total);
   }
 
@@ -116,7 +123,7 @@ class Learned {
    */
   add(x, options) {
     const where = 'learned.add';
-    const st = state(this, where);
+    const st = Learned.#live(this, where);
     const { heap, exports: ex } = st.ctx;
     const o = checkOptions(where, 'options', options);
     const shape = o.shape;
@@ -142,27 +149,30 @@ class Learned {
       );
     }
     const table = tablePtr(st, where);
-    const xLoc = float32Ptr(heap, x, total, where, 'x');
+    const xLoc = locateFloat32(heap, x, total, where, 'x');
     let posPtr = 0;
     let perBatch = 0;
+    let nPos = 0;
     if (hasPositions) {
-      const pos = writePositions(st, where, 'options.positions', o.positions);
-      if (pos.n !== S && pos.n !== B * S) {
-        throw new RangeError(`${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${pos.n}`);
+      nPos = int32sLength(where, 'options.positions', o.positions, bound(st));
+      if (nPos !== S && nPos !== B * S) {
+        throw new RangeError(`${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${nPos}`);
       }
-      posPtr = pos.ptr;
-      perBatch = pos.n !== S ? 1 : 0;
+      posPtr = writePositions(st, where, 'options.positions', o.positions, nPos);
+      perBatch = nPos !== S ? 1 : 0;
     }
-    const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
+    const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
     const status = ex.pe_learned_add(xPtr, table, posPtr, addConfig(st, B, S, D, perBatch));
-    if (status !== 0) throw hasPositions ? failed(st, where, 'options.positions', o.positions, status) : st.ctx.statusError(where, status);
-    return float32Result(heap, x, xLoc, xPtr, total);
+    if (status !== 0) {
+      throw hasPositions ? failed(st, where, 'options.positions', posPtr, nPos, status) : st.ctx.statusError(where, status);
+    }
+    return returnFloat32(heap, x, xLoc, xPtr, total);
   }
 
   /** Releases the wasm copy of the table (not a pe.tensor the table came from); calling it again does nothing. */
   free() {
-    const st = learnedState.get(this);
-    if (st && !st.freed) {
+    const st = Learned.#live(this, 'learned.free', true);
+    if (st !== undefined && !st.freed) {
       if (st.tensor === null) st.ctx.heap.free(st.ptr);
       st.ptr = 0;
       st.tensor = null;
@@ -208,16 +218,14 @@ export function learned(ctx, table, options) {
   if (!ctx.learnedAddLayout) ctx.learnedAddLayout = readLayout(ctx, 'pe_abi_learned_add_config_layout', ADD_FIELDS);
   const st = { ctx, ptr: 0, tensor: null, nRows, maxLen, dModel, offset, freed: false };
   const loc = locateFloat32(heap, table, length, where, 'table');
-  if (loc.kind === 'tensor') {
+  if (tensorRecord(heap, table, where, 'table') !== null) {
     st.tensor = table; // zero-copy
   } else {
     // Our own copy. A view of wasm memory is located (above) before malloc may detach it.
-    const own = heap.malloc(length * 4);
-    if (loc.kind === 'view') heap.u8.copyWithin(own, loc.ptr, loc.ptr + length * 4);
+    const own = heap.malloc(length * 4, where, 'the copy of the table');
+    if (loc !== -1) heap.u8.copyWithin(own, loc, loc + length * 4);
     else heap.f32.set(table, own >>> 2);
     st.ptr = own;
   }
-  const obj = new Learned();
-  learnedState.set(obj, st);
-  return obj;
+  return new Learned(st);
 }

@@ -12,8 +12,10 @@
 
 import { Heap, createTensor } from './memory.js';
 import { statusError, typeError } from './errors.js';
-import { readRopeLayout, rope } from './rope.js';
-import { ropeFromHFConfig } from './hf-config.js';
+import { readStatuses, readLimits } from './abi.js';
+import { readRopeLayout } from './rope-options.js';
+import { rope } from './rope.js';
+import { ropeFromHFConfig, fromHFConfig } from './hf-config.js';
 import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
 import { sinusoidal, sinusoidalAdd, readSinusoidalLayout } from './sinusoidal.js';
 import { learned } from './learned.js';
@@ -51,7 +53,9 @@ export async function instantiate(module, simd) {
   const instance = await WebAssembly.instantiate(module, stubImports(module));
   const ex = instance.exports;
   if (typeof ex._initialize === 'function') ex._initialize();
-  const required = ['memory', 'malloc', 'free', 'pe_status_string', 'pe_rope_init', 'pe_rope_cos_sin', 'pe_rope_apply'];
+  const required = ['memory', 'malloc', 'free', 'pe_status_string', 'pe_abi_status_count', 'pe_abi_status_name'];
+  required.push('pe_abi_limit_count', 'pe_abi_limit_name', 'pe_abi_limit_value', 'pe_abi_rope_layout');
+  required.push('pe_rope_init', 'pe_rope_cos_sin', 'pe_rope_apply');
   required.push('pe_sinusoidal_table', 'pe_sinusoidal_add', 'pe_learned_lookup', 'pe_learned_add');
   required.push('pe_alibi_slopes', 'pe_alibi_bias', 'pe_alibi_bias_from_mask', 'pe_attention_scratch_size', 'pe_attention');
   for (const name of required) {
@@ -60,25 +64,20 @@ export async function instantiate(module, simd) {
   return createApi(ex, simd);
 }
 
-function cString(heap, ptr) {
-  const u8 = heap.u8;
-  let end = ptr;
-  while (u8[end] !== 0) end++;
-  let s = '';
-  for (let i = ptr; i < end; i++) s += String.fromCharCode(u8[i]);
-  return s;
-}
-
 /**
  * The `pe` object for one instantiated module. Each family module contributes its functions here; each gets
- * `ctx`: { exports, heap (memory.js: views, scratch slots), statusError(where, status), ropeLayout, sinusoidalLayout, attentionLayout }.
+ * `ctx`: { exports, heap (memory.js: views, scratch slots), status (the module's codes by name: status.PE_ERR_POSITION),
+ * limits (abi.js readLimits), statusError(where, status), ropeLayout, sinusoidalLayout, attentionLayout }.
  */
 export function createApi(exports, simd) {
   const heap = new Heap(exports);
+  const statuses = readStatuses(exports, heap);
   const ctx = {
     exports,
     heap,
-    statusError: (where, status) => statusError(where, status, cString(heap, exports.pe_status_string(status) >>> 0)),
+    status: statuses.code,
+    limits: readLimits(exports, heap),
+    statusError: (where, status) => statusError(where, statuses, status),
     ropeLayout: null,
     sinusoidalLayout: null,
     attentionLayout: null,
@@ -98,6 +97,7 @@ export function createApi(exports, simd) {
     simd,
     rope: (options) => rope(ctx, options),
     ropeFromHFConfig: (config, options) => ropeFromHFConfig(ctx, config, options),
+    fromHFConfig: (config, options) => fromHFConfig(ctx, config, options),
     alibiSlopes: (nHeads) => alibiSlopes(ctx, nHeads),
     alibiBias: (nHeads, qLen, kLen, options) => alibiBias(ctx, nHeads, qLen, kLen, options),
     alibiBiasFromMask: (nHeads, attentionMask, options) => alibiBiasFromMask(ctx, nHeads, attentionMask, options),

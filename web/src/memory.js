@@ -1,18 +1,32 @@
-// memory.js — the wasm heap seen from JS: malloc/free, typed views, reusable scratch blocks, pe.tensor().
+// memory.js — the one way data is placed in wasm memory: the heap (malloc/free, live views, scratch slots),
+// the typed-array check, float32 and int32 placement, and pe.tensor().
 //
 // Pointers are byte offsets into the module's memory, handled as unsigned (`>>> 0`): the memory may grow to
 // 4 GiB, so a pointer can be >= 2^31, which an i32 export returns as a negative number.
 //
-// Views: a TypedArray over `memory.buffer` is detached whenever the memory grows (any malloc may grow it), and
-// a detached buffer has byteLength 0. The getters below check the cached buffer's byteLength on every access
-// (cheap; reading `memory.buffer` is a call into the engine) and re-derive the views when it was detached, so
-// code that reads `heap.f32` after a call always gets a live view. Nothing in this package keeps a view across
-// a call that may allocate.
+// Sizes: every block goes through Heap.malloc, which refuses a byte count past MAX_BLOCK_BYTES (or not a
+// non-negative integer) with a RangeError naming what the block was for, before malloc sees it. Scratch
+// capacities round up to a power of two only while that stays within the bound, so no byte count ever wraps
+// past 2^32 on its way to the C core, and a slot whose allocation fails is left empty, never with a size it
+// does not have.
 //
-// Scratch: every API call that copies data in or out uses a numbered scratch block that lives for the life of
-// the instance and only grows (to the next power of two), so the steady-state call path allocates nothing.
+// Typed arrays: `instanceof` accepts objects made with a typed array's prototype and Proxies around real
+// arrays, whose `byteOffset` and `length` are whatever they claim. Every check here asks the engine instead:
+// %TypedArray%.prototype's Symbol.toStringTag getter returns the element type only for a real typed array
+// (undefined for a look-alike or a Proxy), and buffer / byteOffset / length are read through the intrinsic
+// getters, each once, into a local.
+//
+// Views: a TypedArray over `memory.buffer` is detached whenever the memory grows (any malloc may grow it). The
+// heap's getters re-derive their views when the cached buffer was detached, so `heap.f32` is always live.
+// Inputs that view wasm memory are located (their pointer taken) before anything is allocated; the pointer
+// stays valid, since allocations never move data.
+//
+// Placement of float32 data, in three steps that allocate nothing per call beyond the scratch blocks:
+//   locateFloat32   type and length check; the data's pointer in wasm memory, or -1 when it must be copied
+//   stageFloat32    for -1: copy into a scratch slot (or only reserve it, for an output); returns the pointer
+//   returnFloat32   once the kernel ran: copies a staged array back and returns what the API call returns
 
-import { checkInt, typeError, rangeError, describe } from './errors.js';
+import { checkInt, typeError, rangeError } from './errors.js';
 
 // Scratch slot numbers, shared by every family module of one instance.
 export const SLOT = Object.freeze({
@@ -25,7 +39,6 @@ export const SLOT = Object.freeze({
   FACTORS: 6, // float64 short_factor | long_factor
   OUT: 7, // a few bytes of out-parameters
   IOTA: 8, // int32 0, 1, 2, ... (default positions); contents persist between calls
-  // attention and the other encodings (several inputs copied in at once)
   Q: 9, // attention q copy
   K: 10, // attention k copy
   V: 11, // attention v copy
@@ -37,9 +50,71 @@ export const SLOT = Object.freeze({
   COUNT: 17,
 });
 
-// The largest float32 count a tensor can have: 4 GiB of memory holds 2^30 floats, and the scratch for a copy
-// needs the same again; keep lengths within int32 so every C dimension product fits.
+// The largest element count of one tensor argument: lengths stay within int32 so every C dimension product
+// fits, and a float32 count times 4 is an exact double.
 export const MAX_TENSOR_LENGTH = 2 ** 30 - 1;
+
+// The largest block posenc asks malloc for. Byte counts stay non-negative int32s (the C core's i32 size
+// parameters), and a block never takes more than half of the 4 GiB a wasm32 memory can reach.
+export const MAX_BLOCK_BYTES = 2 ** 31 - 1;
+
+// ---------------------------------------------------------------------------------------------------------
+// Real typed arrays
+// ---------------------------------------------------------------------------------------------------------
+
+const TypedArrayPrototype = Object.getPrototypeOf(Int8Array.prototype);
+const uncurry = (f) => Function.prototype.call.bind(f);
+const intrinsicGetter = (key) => uncurry(Object.getOwnPropertyDescriptor(TypedArrayPrototype, key).get);
+const tagOf = intrinsicGetter(Symbol.toStringTag);
+/** The length of a real typed array (tag checked first), read through the intrinsic getter. */
+export const viewLength = intrinsicGetter('length');
+const viewBuffer = intrinsicGetter('buffer');
+const viewByteOffset = intrinsicGetter('byteOffset');
+const typedArraySet = uncurry(TypedArrayPrototype.set);
+const isPrototypeOf = uncurry(Object.prototype.isPrototypeOf);
+const bufferDetachedGetter = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'detached')?.get;
+
+/** 'Float32Array', 'Int32Array', ... for a real typed array; undefined for anything else (look-alikes, Proxies). */
+export function typedArrayTag(v) {
+  return tagOf(v);
+}
+
+/** True for an object that poses as a typed array (has one's prototype, or is a Proxy of one) but is not one. */
+export function posesAsTypedArray(v) {
+  if (v === null || (typeof v !== 'object' && typeof v !== 'function') || tagOf(v) !== undefined) return false;
+  try {
+    return isPrototypeOf(TypedArrayPrototype, v);
+  } catch {
+    return true; // a Proxy whose getPrototypeOf trap throws is not something to read data from
+  }
+}
+
+/** True when real typed array `a`'s buffer is detached (a detached array has length 0, so only that case asks). */
+export function isDetached(a) {
+  const b = viewBuffer(a);
+  if (b.byteLength !== 0 || typeof SharedArrayBuffer === 'function' && b instanceof SharedArrayBuffer) return false;
+  if (bufferDetachedGetter !== undefined) return bufferDetachedGetter.call(b);
+  try {
+    new Uint8Array(b); // eslint-disable-line no-new
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function detachedError(where, name, tag) {
+  return new TypeError(
+    `${where}: ${name} is a detached ${tag} (its buffer was transferred, or the wasm memory grew since it was taken: read tensor.array again)`,
+  );
+}
+
+function notRealMessage(name, bound) {
+  return `${name} must be ${bound}; an object with a typed array's prototype or a Proxy is not a typed array`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The heap
+// ---------------------------------------------------------------------------------------------------------
 
 export class Heap {
   constructor(exports) {
@@ -90,10 +165,18 @@ export class Heap {
     return this._dv;
   }
 
-  /** malloc that throws instead of returning NULL. May grow (and so detach views of) the memory. */
-  malloc(bytes) {
+  /**
+   * A new block of `bytes` bytes; throws a RangeError (naming `where` and `what`, the block's purpose) for a
+   * byte count past MAX_BLOCK_BYTES or when the memory cannot grow. May grow (and so detach views of) the memory.
+   */
+  malloc(bytes, where = 'posenc', what = 'a block') {
+    if (!(Number.isInteger(bytes) && bytes >= 0 && bytes <= MAX_BLOCK_BYTES)) {
+      throw new RangeError(
+        `${where}: ${what} would take ${bytes} bytes of wasm memory; one block holds at most ${MAX_BLOCK_BYTES} bytes`,
+      );
+    }
     const ptr = this.exports.malloc(Math.max(bytes, 8)) >>> 0;
-    if (ptr === 0) throw new RangeError(`posenc: out of WebAssembly memory allocating ${bytes} bytes`);
+    if (ptr === 0) throw new RangeError(`${where}: out of WebAssembly memory allocating ${bytes} bytes for ${what}`);
     return ptr;
   }
 
@@ -101,24 +184,28 @@ export class Heap {
     if (ptr) this.exports.free(ptr);
   }
 
-  /** A block of at least `bytes` bytes for scratch slot `slot`; contents are not preserved when it grows. */
-  scratch(slot, bytes) {
+  /**
+   * A block of at least `bytes` bytes for scratch slot `slot`; contents are not preserved when it grows. Refuses
+   * what malloc refuses, with the same message; the slot is then empty.
+   */
+  scratch(slot, bytes, where, what) {
     if (bytes <= this._scratchCap[slot]) return this._scratchPtr[slot];
-    let cap = 64;
-    while (cap < bytes) cap *= 2;
     this.free(this._scratchPtr[slot]);
     this._scratchPtr[slot] = 0;
     this._scratchCap[slot] = 0;
     if (slot === SLOT.IOTA) this.iotaLength = 0;
-    const ptr = this.malloc(cap);
+    let cap = 64;
+    while (cap < bytes && cap <= MAX_BLOCK_BYTES / 2) cap *= 2;
+    if (cap < bytes) cap = bytes; // past 2^30 bytes: exactly what is asked (malloc refuses too much)
+    const ptr = this.malloc(cap, where, what);
     this._scratchPtr[slot] = ptr;
     this._scratchCap[slot] = cap;
     return ptr;
   }
 
   /** Pointer to n int32 values 0, 1, ..., n-1 (the default positions), filled once and kept. */
-  iota(n) {
-    const ptr = this.scratch(SLOT.IOTA, n * 4);
+  iota(n, where) {
+    const ptr = this.scratch(SLOT.IOTA, n * 4, where, 'the default positions');
     if (this.iotaLength < n) {
       const i32 = this.i32;
       const base = ptr >>> 2;
@@ -128,11 +215,23 @@ export class Heap {
     return ptr;
   }
 
-  /** True when `a` is a typed array over this module's current memory. */
-  isView(a) {
-    return a.buffer === this.buffer;
+  /** The NUL-terminated C string at `ptr` (ASCII: the module's names and messages). */
+  cString(ptr) {
+    const u8 = this.u8;
+    let s = '';
+    for (let i = ptr; u8[i] !== 0; i++) s += String.fromCharCode(u8[i]);
+    return s;
+  }
+
+  /** True when real typed array `a` views this module's current memory. */
+  holds(a) {
+    return viewBuffer(a) === this.buffer;
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// pe.tensor
+// ---------------------------------------------------------------------------------------------------------
 
 /**
  * A float32 array that lives in wasm memory. Pass it wherever a Float32Array is accepted: the kernels work on
@@ -140,8 +239,7 @@ export class Heap {
  * has grown, so read it again after any posenc call instead of keeping it.
  */
 class Tensor {
-  // The record { heap, ptr, length, view } lives in a private field: reading it is a property load, where a
-  // WeakMap lookup costs a hash probe on every call that takes a tensor.
+  // The record { heap, ptr, length, view }: a private field, so a look-alike object has none.
   #r;
   constructor(r) {
     this.#r = r;
@@ -152,7 +250,7 @@ class Tensor {
   }
   get array() {
     const r = this.#r;
-    if (r.ptr === 0) throw new Error('tensor: used after free()');
+    if (r.ptr === 0) throw new TypeError('tensor.array: this tensor was freed (free() was called on it)');
     if (r.view === null || r.view.buffer !== r.heap.memory.buffer) {
       r.view = new Float32Array(r.heap.memory.buffer, r.ptr, r.length);
     }
@@ -177,29 +275,39 @@ class Tensor {
 }
 if (typeof Symbol.dispose === 'symbol') Tensor.prototype[Symbol.dispose] = Tensor.prototype.free;
 
+/** pe.tensor(lengthOrArray): every check comes before the block is allocated, and a failure frees it. */
 export function createTensor(heap, lengthOrArray) {
   const where = 'tensor';
+  const bound = 'a length (integer) or a Float32Array';
   let length;
   let source = null;
   if (typeof lengthOrArray === 'number') {
     length = checkInt(where, 'length', lengthOrArray, 0, MAX_TENSOR_LENGTH);
-  } else if (lengthOrArray instanceof Float32Array) {
+  } else if (typedArrayTag(lengthOrArray) === 'Float32Array') {
     source = lengthOrArray;
-    length = source.length;
+    length = viewLength(source);
+    if (length === 0 && isDetached(source)) throw detachedError(where, 'the argument', 'Float32Array');
     if (length > MAX_TENSOR_LENGTH) throw rangeError(where, `length must be at most ${MAX_TENSOR_LENGTH}`, length);
-    if (heap.isView(source)) source = source.slice(); // malloc below may detach it
+    if (heap.holds(source)) source = new Float32Array(source); // malloc below may detach it
+  } else if (posesAsTypedArray(lengthOrArray)) {
+    throw typeError(where, notRealMessage('the argument', bound), lengthOrArray);
   } else {
-    throw typeError(where, 'argument must be a length (integer) or a Float32Array', lengthOrArray);
+    throw typeError(where, `the argument must be ${bound}`, lengthOrArray);
   }
-  const ptr = heap.malloc(length * 4);
-  if (source) heap.f32.set(source, ptr >>> 2);
-  else heap.f32.fill(0, ptr >>> 2, (ptr >>> 2) + length);
+  const ptr = heap.malloc(length * 4, where, 'the tensor');
+  try {
+    if (source !== null) heap.f32.set(source, ptr >>> 2);
+    else heap.f32.fill(0, ptr >>> 2, (ptr >>> 2) + length);
+  } catch (e) {
+    heap.free(ptr);
+    throw e;
+  }
   return new Tensor({ heap, ptr, length, view: null });
 }
 
 /**
- * The tensor record behind `t` if it is a pe.tensor (of this heap), else null. Throws for a freed tensor or
- * one made by another posenc instance.
+ * The tensor record behind `t` if it is a pe.tensor (of this heap), else null. Throws a TypeError for a freed
+ * tensor or one made by another posenc instance.
  */
 export function tensorRecord(heap, t, where, name) {
   const r = Tensor.record(t);
@@ -211,103 +319,71 @@ export function tensorRecord(heap, t, where, name) {
   return r;
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// float32 data
+// ---------------------------------------------------------------------------------------------------------
+
+function float32TypeError(where, name, x) {
+  if (posesAsTypedArray(x)) return typeError(where, notRealMessage(name, 'a Float32Array or a pe.tensor'), x);
+  return typeError(where, `${name} must be a Float32Array or a pe.tensor`, x);
+}
+
+/** The length of float32 data `x` (a Float32Array or a pe.tensor of this heap); TypeError otherwise. */
+export function float32Length(heap, x, where, name) {
+  const rec = tensorRecord(heap, x, where, name);
+  if (rec !== null) return rec.length;
+  if (typedArrayTag(x) !== 'Float32Array') throw float32TypeError(where, name, x);
+  return viewLength(x);
+}
+
 /**
  * Where float32 data `x` (a Float32Array, a pe.tensor, or a Float32Array viewing wasm memory) lives, found
- * without allocating anything: the byte pointer of its data in wasm memory for a pe.tensor of this heap or a
- * view of this heap's memory, or -1 for any other Float32Array (its data must be copied into scratch). Checks
- * its type and that its length is `expectedLength`; `what` describes that length in the message. Locate every
- * input of a call before allocating any scratch, since an allocation may grow the memory and so detach a view
- * the caller passed (the pointer stays valid: allocations never move data).
+ * without allocating: the byte pointer of its data for a pe.tensor of this heap or a view of this heap's
+ * memory, or -1 for any other Float32Array (stageFloat32 copies it). Checks its type and that its length is
+ * `n`; `what` describes that length in the message. Locate every input of a call before anything is allocated.
  */
-export function float32Ptr(heap, x, expectedLength, where, name, what = 'the product of shape') {
+export function locateFloat32(heap, x, n, where, name, what = 'the product of shape') {
   const rec = Tensor.record(x);
   if (rec !== undefined) {
     if (rec.heap !== heap) {
       throw new TypeError(`${where}: ${name} is a tensor of another posenc instance (made by a different init())`);
     }
     if (rec.ptr === 0) throw new TypeError(`${where}: ${name} is a tensor that was freed`);
-    if (rec.length !== expectedLength) {
-      throw new RangeError(`${where}: ${name}.length must equal ${what} (${expectedLength}), got ${rec.length}`);
-    }
+    if (rec.length !== n) throw new RangeError(`${where}: ${name}.length must equal ${what} (${n}), got ${rec.length}`);
     return rec.ptr;
   }
-  if (!(x instanceof Float32Array)) {
-    throw typeError(where, `${name} must be a Float32Array or a pe.tensor`, x);
+  if (typedArrayTag(x) !== 'Float32Array') throw float32TypeError(where, name, x);
+  const length = viewLength(x);
+  if (length === 0 && isDetached(x)) throw detachedError(where, name, 'Float32Array');
+  if (length !== n) {
+    throw new RangeError(`${where}: ${name}.length must equal ${what} (${n}), got ${length}`);
   }
-  if (x.length !== expectedLength) {
-    if (x.length === 0 && x.buffer.byteLength === 0 && expectedLength > 0) {
-      throw new TypeError(
-        `${where}: ${name} is a detached view (the wasm memory grew since it was taken; read tensor.array again), got ${describe(x)}`,
-      );
-    }
-    throw new RangeError(`${where}: ${name}.length must equal ${what} (${expectedLength}), got ${x.length}`);
-  }
-  return x.buffer === heap.buffer ? x.byteOffset : -1;
+  return viewBuffer(x) === heap.buffer ? viewByteOffset(x) : -1;
 }
 
 /**
- * Copies the Float32Array `x` into scratch slot `slot` (for float32Ptr's -1) and returns the pointer; with
- * copyIn false only reserves the block (an output).
+ * The pointer the kernel works on for `x` located at `loc`: `loc` itself when the data are in wasm memory,
+ * else scratch slot `slot`, filled from x when copyIn (an output only reserves it). May allocate.
  */
-export function float32Scratch(heap, x, slot, copyIn = true) {
-  const ptr = heap.scratch(slot, x.length * 4);
+export function stageFloat32(heap, x, loc, n, slot, where, copyIn = true) {
+  if (loc !== -1) return loc;
+  const ptr = heap.scratch(slot, n * 4, where, 'a copy of a Float32Array argument');
   if (copyIn) heap.f32.set(x, ptr >>> 2);
   return ptr;
 }
 
 /**
- * What a call that wrote float32 data `x` in place (or into it, as an output) returns, once the kernel is done:
- * `loc` is float32Ptr's result and `ptr` where the data were worked on. A copied Float32Array gets the data
- * back and is returned; a tensor is returned as is; a view of wasm memory is returned as is, or, if the call
- * grew the memory and so detached it, as a fresh view of the same elements.
+ * What a call that wrote float32 data `x` (located at `loc`, worked on at `ptr`) returns: a staged
+ * Float32Array gets the data back and is returned; a tensor is returned as is; a view of wasm memory is
+ * returned as is, or, if the call grew the memory and so detached it, as a fresh view of the same elements.
  */
-export function float32Result(heap, x, loc, ptr, n) {
+export function returnFloat32(heap, x, loc, ptr, n) {
   if (loc === -1) {
-    const f32 = heap.f32;
-    x.set(f32.subarray(ptr >>> 2, (ptr >>> 2) + n));
+    typedArraySet(x, heap.f32.subarray(ptr >>> 2, (ptr >>> 2) + n));
     return x;
   }
-  if (!(x instanceof Float32Array) || x.buffer.byteLength !== 0) return x;
+  if (Tensor.record(x) !== undefined || viewBuffer(x).byteLength !== 0) return x;
   return new Float32Array(heap.buffer, ptr, n);
-}
-
-/**
- * Finds where float32 data `x` lives (float32Ptr), as { kind: 'tensor' | 'view' | 'copy', ptr } (ptr 0 for
- * 'copy': the data must be copied into scratch).
- */
-export function locateFloat32(heap, x, expectedLength, where, name) {
-  const ptr = float32Ptr(heap, x, expectedLength, where, name);
-  if (ptr === -1) return { kind: 'copy', ptr: 0 };
-  return { kind: x instanceof Float32Array ? 'view' : 'tensor', ptr };
-}
-
-/**
- * Completes a placement made by locateFloat32: a 'copy' gets scratch slot `slot` (filled from x when copyIn).
- * Returns { ptr, finish() }: finish() copies back (copied input) and returns what the API call returns: the
- * Float32Array, the tensor, or for a view of wasm memory the view itself or, if the call grew the memory and
- * detached it, a fresh view of the same elements.
- */
-export function materialize(heap, loc, x, expectedLength, slot, copyIn = true) {
-  if (loc.kind === 'tensor') return { ptr: loc.ptr, finish: () => x };
-  if (loc.kind === 'view') {
-    const ptr = loc.ptr;
-    return { ptr, finish: () => float32Result(heap, x, ptr, ptr, expectedLength) };
-  }
-  const ptr = heap.scratch(slot, expectedLength * 4);
-  if (copyIn) heap.f32.set(x, ptr >>> 2);
-  return { ptr, finish: () => float32Result(heap, x, -1, ptr, expectedLength) };
-}
-
-/**
- * Places float32 data `x` (a Float32Array, a pe.tensor, or a Float32Array viewing wasm memory) where the
- * kernels can use it, and says how to hand the result back. `expectedLength` is checked first. The pointer
- * stays valid whatever is allocated afterwards (allocations never move data, they can only detach views).
- * Returns { ptr, finish() }: finish() copies back (copied input) and returns what the API call returns.
- * `slot` is the scratch slot a copied Float32Array goes to (SLOT.X unless several inputs are placed at once).
- */
-export function placeFloat32(heap, x, expectedLength, where, name, slot = SLOT.X) {
-  const loc = locateFloat32(heap, x, expectedLength, where, name);
-  return materialize(heap, loc, x, expectedLength, slot);
 }
 
 /** True when byte ranges [a, a + aBytes) and [b, b + bBytes) overlap. */
@@ -316,12 +392,14 @@ export function overlaps(a, aBytes, b, bBytes) {
 }
 
 /**
- * True when two float32 inputs share memory: both in wasm memory (float32Ptr >= 0) with overlapping bytes, or
- * both plain Float32Arrays over the same buffer with overlapping bytes.
+ * True when two located float32 inputs share memory: both in wasm memory with overlapping bytes, or both
+ * Float32Arrays to be staged over the same buffer with overlapping bytes.
  */
 export function float32Overlap(x, xLoc, xn, y, yLoc, yn) {
   if (xLoc !== -1 && yLoc !== -1) return overlaps(xLoc, xn * 4, yLoc, yn * 4);
-  if (xLoc === -1 && yLoc === -1 && x.buffer === y.buffer) return overlaps(x.byteOffset, xn * 4, y.byteOffset, yn * 4);
+  if (xLoc === -1 && yLoc === -1 && viewBuffer(x) === viewBuffer(y)) {
+    return overlaps(viewByteOffset(x), xn * 4, viewByteOffset(y), yn * 4);
+  }
   return false;
 }
 
@@ -330,61 +408,107 @@ export function copyOut(heap, ptr, n) {
   return heap.f32.slice(ptr >>> 2, (ptr >>> 2) + n);
 }
 
-/** True when an array-like of integers is acceptable as positions (not BigInt arrays, not strings). */
-function isIntArrayLike(v) {
-  return (
-    v !== null &&
-    typeof v === 'object' &&
-    typeof v.length === 'number' &&
-    !(v instanceof BigInt64Array) &&
-    !(v instanceof BigUint64Array)
-  );
-}
+// ---------------------------------------------------------------------------------------------------------
+// Integer data (positions, masks) and small float arrays (slopes, factors)
+// ---------------------------------------------------------------------------------------------------------
 
 /**
- * Copies integer data (positions, a mask) into scratch slot `slot` as int32. An Int32Array is copied with one
- * set() and NOT checked here: the caller lets the C core check it (it validates before writing anything) and
- * on failure builds the message with int32RangeError(). Any other array-like is checked element by element
- * against [lo, hi] while it is copied. `bound` is the text after "must be" in messages. Returns { ptr, n }.
+ * The length of an integer argument, read once: a real Int32Array (copied as it is, checked by the C core or
+ * by int32RangeErrorAt) or an array-like of numbers (checked while copied), never a BigInt array, a look-alike
+ * typed array or a string. `bound` is the text after "must be" for its elements. `lengthRead`: the length,
+ * when the caller had to read it already.
  */
-export function writeInt32s(heap, slot, where, name, values, lo, hi, bound = `an integer in [${lo}, ${hi}]`) {
-  if (!(values instanceof Int32Array) && !isIntArrayLike(values)) {
+export function int32sLength(where, name, values, bound, lengthRead) {
+  const tag = typedArrayTag(values);
+  let n;
+  if (lengthRead !== undefined) {
+    n = lengthRead; // the caller read it (once) to tell an array from an options object
+  } else if (tag !== undefined) {
+    if (tag === 'BigInt64Array' || tag === 'BigUint64Array') {
+      throw typeError(where, `${name} must be an Int32Array or an array of integers (each ${bound})`, values);
+    }
+    n = viewLength(values);
+    if (n === 0 && isDetached(values)) throw detachedError(where, name, tag);
+  } else if (posesAsTypedArray(values)) {
+    throw typeError(where, notRealMessage(name, `an Int32Array or an array of integers (each ${bound})`), values);
+  } else if (values !== null && typeof values === 'object') {
+    n = values.length;
+    if (typeof n !== 'number') throw typeError(where, `${name} must be an Int32Array or an array of integers (each ${bound})`, values);
+  } else {
     throw typeError(where, `${name} must be an Int32Array or an array of integers (each ${bound})`, values);
   }
-  const n = values.length;
   if (!Number.isInteger(n) || n < 0 || n > MAX_TENSOR_LENGTH) {
     throw rangeError(where, `${name}.length must be an integer in [0, ${MAX_TENSOR_LENGTH}]`, n);
   }
-  if (ArrayBuffer.isView(values) && heap.isView(values)) values = values.slice(); // scratch may detach it
-  const ptr = heap.scratch(slot, n * 4);
-  if (values instanceof Int32Array) {
-    heap.i32.set(values, ptr >>> 2);
-  } else {
-    const i32 = heap.i32;
-    const base = ptr >>> 2;
-    for (let i = 0; i < n; i++) {
-      const v = values[i];
-      if (typeof v !== 'number') throw typeError(where, `${name}[${i}] must be ${bound}`, v);
-      if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw rangeError(where, `${name}[${i}] must be ${bound}`, v);
-      i32[base + i] = v;
-    }
-  }
-  return { ptr, n };
+  return n;
 }
 
-/** The RangeError for the first element of `values` outside [lo, hi] (after the C core refused them), or null. */
-export function int32RangeError(where, name, values, lo, hi, bound = `an integer in [${lo}, ${hi}]`) {
-  for (let i = 0; i < values.length; i++) {
+/**
+ * Copies the first n values of an integer argument (n from int32sLength) into `dst` (an Int32Array: a heap
+ * view or a JS array) at `offset`, as int32. A real Int32Array is copied with one set() and not checked; it must
+ * still hold n values (an error names it if it changed). Any other array-like is checked element by element
+ * against [lo, hi]; each element is read once. Call it before allocating if `values` may view wasm memory.
+ */
+export function copyInt32s(where, name, values, n, dst, offset, lo, hi, bound) {
+  if (typedArrayTag(values) === 'Int32Array') {
+    if (viewLength(values) !== n) {
+      throw new RangeError(`${where}: ${name} changed length while it was read (${n}, then ${viewLength(values)})`);
+    }
+    typedArraySet(dst, values, offset);
+    return;
+  }
+  for (let i = 0; i < n; i++) {
     const v = values[i];
+    if (typeof v !== 'number') throw typeError(where, `${name}[${i}] must be ${bound}`, v);
+    if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw rangeError(where, `${name}[${i}] must be ${bound}`, v);
+    dst[offset + i] = v;
+  }
+}
+
+/**
+ * Stages n values of an integer argument (see copyInt32s) in scratch slot `slot` and returns the pointer.
+ * Values viewing wasm memory are copied out first (the scratch allocation may detach them).
+ */
+export function stageInt32s(heap, slot, where, name, values, n, lo, hi, bound = `an integer in [${lo}, ${hi}]`) {
+  const tag = typedArrayTag(values);
+  if (tag !== undefined && heap.holds(values)) values = new globalThis[tag](values); // same type, exact copy
+  const ptr = heap.scratch(slot, n * 4, where, name);
+  copyInt32s(where, name, values, n, heap.i32, ptr >>> 2, lo, hi, bound);
+  return ptr;
+}
+
+/**
+ * The RangeError for the first staged value outside [lo, hi] (n int32s at `ptr`, after the C core refused
+ * them), or null. Reads the staged copy, which nothing else can change.
+ */
+export function int32RangeErrorAt(heap, ptr, n, where, name, lo, hi, bound = `an integer in [${lo}, ${hi}]`) {
+  const i32 = heap.i32;
+  const base = ptr >>> 2;
+  for (let i = 0; i < n; i++) {
+    const v = i32[base + i];
     if (!(v >= lo && v <= hi)) return rangeError(where, `${name}[${i}] must be ${bound}`, v);
   }
   return null;
 }
 
-/** The length of float32 data `x` (a Float32Array or a pe.tensor of this heap); TypeError otherwise. */
-export function float32Length(heap, x, where, name) {
-  const rec = tensorRecord(heap, x, where, name);
-  if (rec !== null) return rec.length;
-  if (!(x instanceof Float32Array)) throw typeError(where, `${name} must be a Float32Array or a pe.tensor`, x);
-  return x.length;
+/**
+ * The length of a numeric array argument (Float32Array, Float64Array, or an array-like of numbers), read
+ * once; TypeError for anything else (BigInt arrays, look-alikes, strings).
+ */
+export function numbersLength(where, name, values, bound) {
+  const tag = typedArrayTag(values);
+  if (tag !== undefined) {
+    if (tag === 'BigInt64Array' || tag === 'BigUint64Array') throw typeError(where, `${name} must be ${bound}`, values);
+    const n = viewLength(values);
+    if (n === 0 && isDetached(values)) throw detachedError(where, name, tag);
+    return n;
+  }
+  if (posesAsTypedArray(values)) throw typeError(where, notRealMessage(name, bound), values);
+  if (values === null || typeof values !== 'object') throw typeError(where, `${name} must be ${bound}`, values);
+  const n = values.length;
+  if (typeof n !== 'number') throw typeError(where, `${name} must be ${bound}`, values);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_TENSOR_LENGTH) {
+    throw rangeError(where, `${name}.length must be an integer in [0, ${MAX_TENSOR_LENGTH}]`, n);
+  }
+  return n;
 }

@@ -9,17 +9,24 @@
 // Angles are formed in double and rounded to float32 once, so position 10^6 is as exact as position 10.
 
 import { checkInt, checkNumber, checkEnum, checkOptions, typeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, copyOut, writeInt32s, int32RangeError, float32Ptr, float32Scratch, float32Result } from './memory.js';
-import { readLayout } from './abi.js';
+import {
+  SLOT,
+  MAX_TENSOR_LENGTH,
+  copyOut,
+  int32sLength,
+  stageInt32s,
+  int32RangeErrorAt,
+  locateFloat32,
+  stageFloat32,
+  returnFloat32,
+} from './memory.js';
+import { readLayout, limit } from './abi.js';
 
 export const SINUSOIDAL_PAIRINGS = Object.freeze(['interleaved', 'half']);
 export const SINUSOIDAL_VARIANTS = Object.freeze(['paper', 'tensor2tensor']);
 
-// pe_sinusoidal_variant
-const VARIANT_INTERLEAVED = 0;
-const VARIANT_HALF = 1;
-const VARIANT_TENSOR2TENSOR = 2;
 
+const POSITION_BOUND = `an integer in [0, ${INT32_MAX}]`;
 const CONFIG_FIELDS = ['base', 'offset', 'variant', 'use_padding_idx', 'padding_idx'];
 
 /** Reads pe_sinusoidal_config's layout from the module once per instance. */
@@ -43,8 +50,21 @@ function resolveOptions(where, o, dModel) {
   let paddingIdx = o.paddingIdx;
   if (paddingIdx !== undefined && paddingIdx !== null) checkInt(where, 'options.paddingIdx', paddingIdx, 0, INT32_MAX);
   else paddingIdx = null;
-  const code = t2t ? VARIANT_TENSOR2TENSOR : pairing === 'half' ? VARIANT_HALF : VARIANT_INTERLEAVED;
+  const code = t2t ? 'PE_SINUSOIDAL_TENSOR2TENSOR' : pairing === 'half' ? 'PE_SINUSOIDAL_HALF' : 'PE_SINUSOIDAL_INTERLEAVED'; // pe_sinusoidal_variant
   return { base, code, paddingIdx };
+}
+
+/**
+ * The error for a status of the C core: PE_ERR_BASE names options.base and the bound that keeps every angle
+ * finite (PE_MAX_FREQUENCY, where the module has it); anything else as the C core states it.
+ */
+function statusError(ctx, where, status, r) {
+  if (status === ctx.status.PE_ERR_BASE) {
+    const max = ctx.limits.PE_MAX_FREQUENCY;
+    const keeps = max === undefined ? '' : ` that keeps every frequency at most ${max} (PE_MAX_FREQUENCY)`;
+    return new RangeError(`${where}: options.base must be a finite number > 0${keeps}, got ${r.base} (PE_ERR_BASE)`);
+  }
+  return ctx.statusError(where, status);
 }
 
 function writeConfig(ctx, r, offset) {
@@ -55,7 +75,7 @@ function writeConfig(ctx, r, offset) {
   const dv = heap.dataView;
   dv.setFloat64(cfg + CFG.base, r.base, true);
   dv.setInt32(cfg + CFG.offset, offset, true);
-  dv.setInt32(cfg + CFG.variant, r.code, true);
+  dv.setInt32(cfg + CFG.variant, limit(ctx.limits, r.code), true);
   dv.setInt32(cfg + CFG.use_padding_idx, r.paddingIdx === null ? 0 : 1, true);
   dv.setInt32(cfg + CFG.padding_idx, r.paddingIdx ?? 0, true);
   return cfg;
@@ -83,12 +103,12 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
   const { heap, exports: ex } = ctx;
   // out is located before anything is allocated (an allocation may detach a view of wasm memory)
   const out = o.out ?? null;
-  const outLoc = out === null ? -1 : float32Ptr(heap, out, total, where, 'options.out', 'seqLen * dModel');
+  const outLoc = out === null ? -1 : locateFloat32(heap, out, total, where, 'options.out', 'seqLen * dModel');
   const cfg = writeConfig(ctx, r, offset);
-  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4);
+  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4, where, 'the table (seqLen * dModel floats)');
   const status = ex.pe_sinusoidal_table(ptr, seqLen, dModel, cfg);
-  if (status !== 0) throw ctx.statusError(where, status);
-  return out === null ? copyOut(heap, ptr, total) : float32Result(heap, out, outLoc, ptr, total);
+  if (status !== 0) throw statusError(ctx, where, status, r);
+  return out === null ? copyOut(heap, ptr, total) : returnFloat32(heap, out, outLoc, ptr, total);
 }
 
 /**
@@ -126,26 +146,25 @@ export function sinusoidalAdd(ctx, x, options) {
   }
   const { heap, exports: ex } = ctx;
   // x first: a view of wasm memory must be located before any scratch allocation can detach it.
-  const xLoc = float32Ptr(heap, x, total, where, 'x');
+  const xLoc = locateFloat32(heap, x, total, where, 'x');
   let posPtr = 0;
   let perBatch = 0;
+  let nPos = 0;
   if (hasPositions) {
-    const pos = writeInt32s(heap, SLOT.POS, where, 'options.positions', o.positions, 0, INT32_MAX);
-    if (pos.n !== S && pos.n !== B * S) {
-      throw new RangeError(`${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${pos.n}`);
+    const name = 'options.positions';
+    nPos = int32sLength(where, name, o.positions, POSITION_BOUND);
+    if (nPos !== S && nPos !== B * S) {
+      throw new RangeError(`${where}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${nPos}`);
     }
-    posPtr = pos.ptr;
-    perBatch = pos.n !== S ? 1 : 0;
+    posPtr = stageInt32s(heap, SLOT.POS, where, name, o.positions, nPos, 0, INT32_MAX);
+    perBatch = nPos !== S ? 1 : 0;
   }
-  const xPtr = xLoc !== -1 ? xLoc : float32Scratch(heap, x, SLOT.X);
+  const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
   const cfg = writeConfig(ctx, r, offset);
   const status = ex.pe_sinusoidal_add(xPtr, posPtr, B, S, D, perBatch, cfg);
   if (status !== 0) {
-    if (hasPositions) {
-      const e = int32RangeError(where, 'options.positions', o.positions, 0, INT32_MAX);
-      if (e) throw e;
-    }
-    throw ctx.statusError(where, status);
+    const e = hasPositions ? int32RangeErrorAt(heap, posPtr, nPos, where, 'options.positions', 0, INT32_MAX) : null;
+    throw e ?? statusError(ctx, where, status, r);
   }
-  return float32Result(heap, x, xLoc, xPtr, total);
+  return returnFloat32(heap, x, xLoc, xPtr, total);
 }
