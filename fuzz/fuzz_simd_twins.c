@@ -57,12 +57,21 @@ static void rope_case(fuzz_input *in) {
     const int32_t B = (int32_t)fuzz_range(in, 0, 3), S = (int32_t)fuzz_range(in, 0, 24);
     const int32_t H = (int32_t)fuzz_range(in, 1, 6), per_batch = fuzz_bool(in);
     const int32_t layout = fuzz_bool(in), rotation = fuzz_bool(in);
-    const pe_rope_apply_config ac = {
+    pe_rope_apply_config ac = {
         .batch = B, .seq = S, .heads = H, .layout = layout, .per_batch_rows = per_batch, .rotation = rotation};
     const int top = fuzz_bool(in);
     const int64_t seq_len = fuzz_bool(in) ? PE_SEQ_LEN_FROM_POSITIONS : PE_SEQ_LEN_NONE;
     const size_t rows = per_batch ? (size_t)B * S : (size_t)S, nf = (size_t)rope.n_freq;
-    const size_t nx = (size_t)B * S * H * rope.config.head_dim;
+    const int64_t D = rope.config.head_dim;
+    size_t nx = (size_t)(B * S * H * D);
+    if (fuzz_bool(in) && nx) { /* a view with gaps after each head vector, row and batch, and an offset */
+        const int64_t g1 = fuzz_range(in, 0, 5), g2 = fuzz_range(in, 0, 9), g3 = fuzz_range(in, 0, 17);
+        pe_strides *st = &ac.strides;
+        if (layout == PE_LAYOUT_BHSD) st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
+        else st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
+        ac.offset = fuzz_range(in, 0, 33);
+        nx = (size_t)(ac.offset + (B - 1) * st->batch + (S - 1) * st->seq + (H - 1) * st->heads + D);
+    }
     if (nx > (1 << 15)) return;
     fuzz_rng rng = fuzz_rng_from(in);
     int32_t *pos = fuzz_alloc(rows, 4);

@@ -106,7 +106,7 @@ ropeInitSeeds['linear-factor-1e-10'] = ropeInit({ type: 'linear', headDim: 2, fa
 ropeInitSeeds['base-5e-324'] = ropeInit({ headDim: 64, base: 5e-324 });
 ropeInitSeeds['yarn-mscale-1e300'] = ropeInit({ type: 'yarn', headDim: 64, factor: 4, origMax: 4096, mscale: 1e300, mscaleAllDim: 1 });
 
-// ---- fuzz_rope_apply: make_rope, shape, layout, rotation, rows, positions, seq_len, extra_scale ---------
+// ---- fuzz_rope_apply: make_rope, shape, layout, rotation, rows, positions, seq_len, extra_scale, view ---
 function ropeApply(r, s) {
   const e = new Bytes();
   if (r.headDim <= 40) e.bool(true).range(1, 20, r.headDim / 2);
@@ -126,6 +126,12 @@ function ropeApply(r, s) {
   else e.bool(false).range(0, 1 << 16, s.seqLen);
   if (s.extra === undefined) e.bool(true);
   else e.bool(false).double(s.extra);
+  // the view: 0 dense, 1 gaps after each head / row / batch and an offset, 2 explicit strides
+  const v = s.view ?? { kind: 0 };
+  e.range(0, 3, v.kind);
+  const D = r.headDim, H = Math.max(s.heads, 1), S = Math.max(s.seq, 1);
+  if (v.kind === 1) e.range(0, 5, v.gaps[0]).range(0, 9, v.gaps[1]).range(0, 17, v.gaps[2]).range(0, 33, v.offset);
+  if (v.kind === 2) e.range(-1, 4 * D * H * S, v.strides[0]).range(-1, 3 * D * H, v.strides[1]).range(-1, 3 * D, v.strides[2]).range(-1, 9, v.offset);
   return e.tail(s.seed ?? 1).b;
 }
 const ropeApplySeeds = {
@@ -151,6 +157,13 @@ const ropeApplySeeds = {
   'negative-batch': ropeApply({ headDim: 64 }, { batch: -1, seq: 3, heads: 1 }),
   'bad-layout': ropeApply({ headDim: 64 }, { batch: 1, seq: 3, heads: 1, layout: 2 }),
   'bad-rotation': ropeApply({ headDim: 64 }, { batch: 1, seq: 3, heads: 1, rotation: -1 }),
+  // views (pe_rope_apply_config.strides / offset), as the header's examples
+  'fused-qkv-per-head-gaps': ropeApply({ headDim: 16 }, { batch: 2, seq: 5, heads: 3, view: { kind: 1, gaps: [5, 0, 0], offset: 16 } }),
+  'bshd-row-and-batch-gaps': ropeApply({ headDim: 8, pairing: 1 }, { batch: 3, seq: 4, heads: 2, view: { kind: 1, gaps: [0, 9, 17], offset: 3 } }),
+  'bhsd-cache-spare-capacity': ropeApply({ headDim: 32 }, { batch: 1, seq: 6, heads: 2, layout: 1, view: { kind: 1, gaps: [0, 9, 0], offset: 0 } }),
+  'explicit-strides': ropeApply({ headDim: 8 }, { batch: 2, seq: 3, heads: 2, view: { kind: 2, strides: [96, 32, 8], offset: 5 } }),
+  'overlapping-strides': ropeApply({ headDim: 8 }, { batch: 1, seq: 3, heads: 2, view: { kind: 2, strides: [0, 8, 4], offset: 0 } }),
+  'negative-stride': ropeApply({ headDim: 8 }, { batch: 1, seq: 3, heads: 2, view: { kind: 2, strides: [0, -1, 8], offset: 0 } }),
 };
 
 // ---- fuzz_attention ----------------------------------------------------------------------------------------
@@ -226,6 +239,8 @@ function twinsRope(r, s) {
   twinRope(e, r.headDim, r);
   e.range(0, 3, s.batch).range(0, 24, s.seq).range(1, 6, s.heads).bool(!!s.perBatch).bool(!!s.bhsd).bool(!!s.inverse);
   e.bool(!!s.top).bool(!!s.fromPositions);
+  if (s.gaps) e.bool(true).range(0, 5, s.gaps[0]).range(0, 9, s.gaps[1]).range(0, 17, s.gaps[2]).range(0, 33, s.offset);
+  else e.bool(false);
   return e.tail(s.seed ?? 3).b;
 }
 function twinsAttention(a) {
@@ -259,6 +274,8 @@ const twinsSeeds = {
   'rope-interleaved-bhsd': twinsRope({ headDim: 38, interleaved: true }, { batch: 1, seq: 9, heads: 2, bhsd: true }),
   'rope-partial-tail': twinsRope({ headDim: 22, rotaryDim: 14 }, { batch: 1, seq: 5, heads: 5, perBatch: true }),
   'rope-yarn-top-positions': twinsRope({ headDim: 64, type: 'yarn', factor: 16 }, { batch: 1, seq: 6, heads: 1, top: true }),
+  'rope-fused-view': twinsRope({ headDim: 40 }, { batch: 2, seq: 5, heads: 3, gaps: [3, 9, 1], offset: 17 }),
+  'rope-bhsd-cache-view': twinsRope({ headDim: 24, interleaved: true }, { batch: 1, seq: 7, heads: 2, bhsd: true, gaps: [0, 9, 0], offset: 0 }),
   'rope-dynamic-inverse': twinsRope({ headDim: 32, type: 'dynamic' }, { batch: 1, seq: 7, heads: 2, inverse: true, fromPositions: true }),
   'attn-decode-long': twinsAttention({ batch: 1, kvHeads: 1, groups: 2, qLen: 1, kLen: 1100, headDim: 24, causal: true }),
   'attn-prefill-causal': twinsAttention({ batch: 1, kvHeads: 2, groups: 1, qLen: 37, kLen: 70, headDim: 12, causal: true }),
