@@ -5,8 +5,9 @@
 #     name          fuzz_<name>.c, e.g. rope_apply (default: every fuzz/fuzz_*.c)
 #     --seconds N   time per harness (default $FUZZ_SECONDS, else 180)
 #     --smoke       a few seconds each ($FUZZ_SMOKE_SECONDS, else 5): the `fuzz` phase of scripts/test.sh
-#   Environment: PE_FUZZ_STRICT=0 lets accepted-but-non-finite results pass (only the sanitizers judge);
-#   FUZZ_ARGS adds libFuzzer flags (e.g. "-runs=1000000").
+#   Environment: PE_FUZZ_STRICT=0 turns off the harnesses' own invariants (finite results of accepted calls
+#   and the rest; only the sanitizers judge); FUZZ_ARGS adds libFuzzer flags (e.g. "-runs=1000000", or
+#   "-fork=1 -ignore_crashes=1" to keep going past findings and collect them all).
 # Convention: each fuzz/fuzz_<name>.c is one harness, linked against every c/src/*.c and the c/model library
 # sources (c/model/*.c but the trainer's: any file with a main(), train.c, tasks.c, eval.c). Its committed seeds
 # are fuzz/corpus/<name>/ (read, never written); what a run finds goes to build/fuzz/corpus/<name>/ and
@@ -24,7 +25,7 @@ while (( $# )); do
     --seconds=*) seconds="${1#*=}"; shift ;;
     --smoke) seconds="${FUZZ_SMOKE_SECONDS:-5}"; shift ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set /p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) names+=("${1#fuzz_}"); shift ;;
   esac
@@ -136,7 +137,8 @@ for n in "${names[@]}"; do
   else
     failed=$((failed + 1)); failed_names+=("fuzz_$n"); echo "FAIL $line (exit $code; log $log)"
     grep -E '^(fuzz: invariant|SUMMARY|==[0-9]+==ERROR)|runtime error' "$log" | head -n 3 | sed 's/^/     /'
-    ls -t "$arts" | head -n "$new_arts" | sed "s|^|     input: $arts/|"
+    ls -t "$arts" | head -n "$(( new_arts < 3 ? new_arts : 3 ))" | sed "s|^|     input: $arts/|"
+    (( new_arts > 3 )) && echo "     ... and $((new_arts - 3)) more inputs in $arts/"
   fi
 done
 (( failed )) && echo "failed: ${failed_names[*]}"
