@@ -13,7 +13,7 @@
 
 import { createRequire } from 'node:module';
 import { init } from '../web/src/index.js';
-import { compare, loopAsync, fillRandom } from './core.mjs';
+import { compare, loopAsync, fillRandom } from '../web/widgets/lib/measure.js';
 import { ropeWorkload, ROPE_SHAPES, TABLE_POSITIONS } from './workloads.mjs';
 import { rotaryModel } from './onnx.mjs';
 
@@ -42,7 +42,6 @@ for (const spec of workloads) {
   const { shape, pos0 } = ROPE_SHAPES[spec.size];
   const [B, S, H, D] = shape;
   const n = B * S * H * D;
-  const nf = D / 2;
   const w = ropeWorkload({ pe }, { ...spec, include: ['api'] });
   // the caches: posenc's own table for positions 0 .. 4095 (so outputs can be compared exactly)
   const maxPos = Math.max(TABLE_POSITIONS, pos0 + S);

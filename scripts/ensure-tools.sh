@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Makes sure the given tools exist, installing their Debian packages with apt-get when they do not.
-#   bash scripts/ensure-tools.sh emcc gcc chromium clang
+#   bash scripts/ensure-tools.sh emcc gcc chromium clang clang-format
 # Needs root to install; otherwise prints exactly what to install and exits non-zero.
 set -euo pipefail
 
 # clang: the fuzzers (scripts/fuzz.sh) need libFuzzer's runtime too, which Debian packages separately.
-declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium" [clang]="clang libclang-rt-dev")
-declare -A BIN=([emcc]="emcc" [gcc]="gcc" [chromium]="/usr/bin/chromium" [clang]="clang")
+declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium" [clang]="clang libclang-rt-dev" [clang-format]="clang-format")
+declare -A BIN=([emcc]="emcc" [gcc]="gcc" [chromium]="/usr/bin/chromium" [clang]="clang" [clang-format]="clang-format")
 
 present() {
   command -v "${BIN[$1]}" >/dev/null 2>&1 || return 1

@@ -20,7 +20,7 @@ const FLAGS = ['-std=c11', '-O3', '-ffp-contract=off', '-Wall', '-Wextra'];
 function sourceLists() {
   const srcs = [
     ...readdirSync(join(ROOT, 'c/src')).filter((f) => f.endsWith('.c')).sort().map((f) => `c/src/${f}`),
-    ...['model.c', 'tasks.c', 'train.c', 'eval.c', 'main.c'].map((f) => `c/model/${f}`),
+    ...['model.c', 'safetensors.c', 'tasks.c', 'train.c', 'eval.c', 'main.c'].map((f) => `c/model/${f}`),
   ];
   const headers = [
     'c/include/posenc.h',
@@ -41,7 +41,7 @@ export function sourcesHash() {
 
 export function buildModelTool({ quiet = false } = {}) {
   const { srcs } = sourceLists();
-  let gccVersion = '';
+  let gccVersion;
   try {
     gccVersion = execFileSync('gcc', ['--version'], { encoding: 'utf8' }).split('\n')[0];
   } catch {

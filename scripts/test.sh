@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test, phase by phase, after build.sh: node --test over tests/js, tests/browser, tests/pack, then
-# the native C tests, then a few seconds of each C fuzzer (scripts/fuzz.sh --smoke). Every phase runs even when
-# an earlier one fails; the summary gives counts and times.
-#   bash scripts/test.sh [js|browser|pack|c|fuzz]...     (default: all phases)
+# Runs every test, phase by phase, after build.sh: lint (scripts/lint.sh), typecheck (scripts/typecheck.sh),
+# node --test over tests/js, tests/browser, tests/pack, the native C tests, then a few seconds of each C fuzzer
+# (scripts/fuzz.sh --smoke). Every phase runs even when an earlier one fails; the summary gives counts and times.
+#   bash scripts/test.sh [lint|typecheck|js|browser|pack|c|fuzz]...     (default: all phases)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-(( $# )) || set -- js browser pack c fuzz
+(( $# )) || set -- lint typecheck js browser pack c fuzz
 mkdir -p test-results
 summary=() status=0 total_pass=0 total_fail=0
 
@@ -20,6 +20,9 @@ for phase in "$@"; do
   elif [[ "$phase" == fuzz ]]; then
     bash scripts/fuzz.sh --smoke 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
     counts="$(tail -n 1 "$log" | sed 's/^fuzz: //')"
+  elif [[ "$phase" == lint || "$phase" == typecheck ]]; then
+    bash "scripts/$phase.sh" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
+    counts="$(tail -n 1 "$log" | sed "s/^$phase: //")"
   else
     mapfile -t files < <(find "tests/$phase" -type f \( -name '*.test.js' -o -name '*.test.mjs' \) 2>/dev/null | sort)
     if (( ${#files[@]} == 0 )); then
@@ -37,7 +40,7 @@ for phase in "$@"; do
   elif [[ "$counts" != "no tests" ]]; then
     (( total_fail += 1 ))  # a phase whose counts could not be read failed to report
   fi
-  summary+=("$(printf '%-8s %-28s %4ss%s' "$phase:" "$counts" "$((SECONDS - t0))" "$( (( rc == 0 )) || echo '   FAILED')")")
+  summary+=("$(printf '%-10s %-28s %4ss%s' "$phase:" "$counts" "$((SECONDS - t0))" "$( (( rc == 0 )) || echo '   FAILED')")")
 done
 
 echo

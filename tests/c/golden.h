@@ -1,10 +1,10 @@
-/* golden.h — a minimal reader for the golden JSON files (the .json files in ../shared/golden) in the native C tests.
+/* golden.h — a minimal reader for the golden JSON files (the .json files in tests/golden) in the native C tests.
  *
  * Not a general JSON parser: it finds the "cases" array, splits it into case objects by bracket matching
  * (skipping strings), and inside one case finds `"key":` and reads the value after it: a string, a number,
  * null, or an array of numbers of any nesting (flattened, row-major). That is all the golden schema needs.
  *
- * The directory comes from $POSENC_GOLDEN, else ../shared/golden relative to the working directory (the
+ * The directory comes from $POSENC_GOLDEN, else tests/golden relative to the working directory (the
  * repository root, where the test runner starts the binaries). */
 #ifndef PE_GOLDEN_H
 #define PE_GOLDEN_H
@@ -70,7 +70,7 @@ static inline const char *golden__find_key(const char *begin, const char *end, c
 
 static inline const char *golden_dir(void) {
     const char *d = getenv("POSENC_GOLDEN");
-    return d && *d ? d : "../shared/golden";
+    return d && *d ? d : "tests/golden";
 }
 
 /* Loads dir/name. Returns 0 on success; prints why and returns -1 otherwise. */

@@ -1,5 +1,5 @@
 // ALiBi through the JS API, on the SIMD and the scalar build: pe.alibiSlopes, pe.alibiBias, pe.alibiBiasFromMask.
-// - Golden: every case of ../shared/golden/alibi.json (slopes for each n; BLOOM's mask-derived bias).
+// - Golden: every case of tests/golden/alibi.json (slopes for each n; BLOOM's mask-derived bias).
 // - Slopes for any head count (1..300, 1000, 4097) against BLOOM's build_alibi_tensor written here in double.
 // - Bias against slope · (j − (kLen − qLen + i)) on random shapes, causal or not, decode (qLen 1), qLen > kLen,
 //   custom slopes; the mask form against ((cumsum(mask) − 1) · mask) on random masks; SIMD == scalar.
@@ -14,7 +14,7 @@
 //   and the product's: relative 2 · 2^-24.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILDS, loadBuild, loadGolden, makeRng, maxRelDiff, Worst, assertThrowsNaming } from './helpers.js';
+import { BUILDS, loadBuild, loadGolden, makeRng, maxRelDiff, Worst, assertThrowsNaming, assertBitEqual } from './helpers.js';
 
 const worst = new Worst();
 const alibiFile = loadGolden('alibi.json');
@@ -187,13 +187,13 @@ test('ALiBi agrees bit for bit between the SIMD and scalar builds', async () => 
   const simd = await loadBuild(true);
   const scalar = await loadBuild(false);
   const rng = makeRng(43);
-  for (const n of [1, 3, 8, 13, 64, 100]) assert.deepEqual(simd.alibiSlopes(n), scalar.alibiSlopes(n));
+  for (const n of [1, 3, 8, 13, 64, 100]) assertBitEqual(simd.alibiSlopes(n), scalar.alibiSlopes(n), `slopes(${n})`);
   for (let c = 0; c < 40; c++) {
     const [H, Q, K] = [rng.int(1, 16), rng.int(1, 40), rng.int(1, 70)];
     const causal = rng.uniform() < 0.5;
-    assert.deepEqual(simd.alibiBias(H, Q, K, { causal }), scalar.alibiBias(H, Q, K, { causal }));
+    assertBitEqual(simd.alibiBias(H, Q, K, { causal }), scalar.alibiBias(H, Q, K, { causal }), `bias ${H}x${Q}x${K} causal ${causal}`);
     const mask = [Array.from({ length: K }, () => rng.int(0, 1))];
-    assert.deepEqual(simd.alibiBiasFromMask(H, mask), scalar.alibiBiasFromMask(H, mask));
+    assertBitEqual(simd.alibiBiasFromMask(H, mask), scalar.alibiBiasFromMask(H, mask), `mask bias ${H}x${K}`);
   }
   worst.record('SIMD vs scalar ALiBi (abs)', 'both', 0, 1e-30, 'slopes, bias, mask bias: bit for bit');
 });

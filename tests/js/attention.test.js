@@ -20,7 +20,7 @@
 // - Weights rows sum to 1 within kLen · 2u (each weight is rounded once after the division by the row sum).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILDS, loadBuild, makeRng, randnF32, refApply, Worst, assertThrowsNaming } from './helpers.js';
+import { BUILDS, loadBuild, makeRng, randnF32, refApply, Worst, assertThrowsNaming, assertBitEqual } from './helpers.js';
 import { refAttention, at } from './attention-ref.js';
 import { makeInit, compileBytes, decodeBase64 } from '../../web/src/loader.js';
 import { simdWasmBase64, scalarWasmBase64 } from '../../web/src/wasm-inline.js';
@@ -248,8 +248,8 @@ test('attention vs naive double reference: random shapes, both builds, SIMD == s
     const { c, ref, tol } = randomCase(rng, `case${n}`, pes);
     const a = checkCase(pes.simd, 'simd', c, ref, tol, c.label);
     const b = checkCase(pes.scalar, 'scalar', c, ref, tol, c.label);
-    assert.deepEqual(a.out, b.out, `${c.id}: SIMD and scalar outputs differ`);
-    if (c.options.returnWeights) assert.deepEqual(a.weights, b.weights, `${c.id}: SIMD and scalar weights differ`);
+    assertBitEqual(a.out, b.out, `${c.id}: SIMD vs scalar out`);
+    if (c.options.returnWeights) assertBitEqual(a.weights, b.weights, `${c.id}: SIMD vs scalar weights`);
     identical++;
     freeCase(c);
   }
@@ -277,7 +277,8 @@ test('attention: one query against kLen up to 4096 (decode), GQA/MQA, ALiBi, RoP
     });
     const a = checkCase(pes.simd, 'simd', c, ref, tol, 'long');
     const b = checkCase(pes.scalar, 'scalar', c, ref, tol, 'long');
-    assert.deepEqual(a.out, b.out);
+    assertBitEqual(a.out, b.out, `${c.id}: SIMD vs scalar out`);
+    if (c.options.returnWeights) assertBitEqual(a.weights, b.weights, `${c.id}: SIMD vs scalar weights`);
     freeCase(c);
     t.diagnostic(`${c.id}: ok`);
   }

@@ -1,5 +1,5 @@
 // Absolute encodings through the JS API, on the SIMD and the scalar build: pe.sinusoidal (+ .add) and pe.learned.
-// - Golden: every case of ../shared/golden/sinusoidal.json (interleaved, half_split, tensor2tensor, with
+// - Golden: every case of tests/golden/sinusoidal.json (interleaved, half_split, tensor2tensor, with
 //   padding_idx when a case has one) and learned_opt.json (positions derived from the attention mask and the
 //   past length exactly as OPT does).
 // - The worked example PE[1], PE[2] for dModel 4, against Math.sin / Math.cos of the paper's formula and,
@@ -18,7 +18,7 @@
 //   fround(x + table[row]).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILDS, loadBuild, loadGolden, makeRng, randnF32, maxAbsDiff, Worst, assertThrowsNaming } from './helpers.js';
+import { BUILDS, loadBuild, loadGolden, makeRng, randnF32, maxAbsDiff, Worst, assertThrowsNaming, assertBitEqual } from './helpers.js';
 
 const worst = new Worst();
 const sinFile = loadGolden('sinusoidal.json');
@@ -309,17 +309,19 @@ test('the encodings agree bit for bit between the SIMD and scalar builds', async
   for (const d of [1, 3, 4, 5, 8, 63, 64, 130, 1000]) {
     for (const opts of [{}, { pairing: 'half' }, ...(d >= 4 ? [{ variant: 'tensor2tensor' }] : [])]) {
       const offset = rng.int(0, 2 ** 30);
-      assert.deepEqual(simd.sinusoidal(17, d, { ...opts, offset }), scalar.sinusoidal(17, d, { ...opts, offset }));
+      const what = `d ${d} ${JSON.stringify(opts)}`;
+      assertBitEqual(simd.sinusoidal(17, d, { ...opts, offset }), scalar.sinusoidal(17, d, { ...opts, offset }), `${what}: table`);
       const x = randnF32(rng, 2 * 5 * d);
       const positions = Array.from({ length: 10 }, () => rng.int(0, 1e6));
-      assert.deepEqual(
+      assertBitEqual(
         simd.sinusoidal.add(Float32Array.from(x), { shape: [2, 5, d], positions, ...opts }),
         scalar.sinusoidal.add(Float32Array.from(x), { shape: [2, 5, d], positions, ...opts }),
+        `${what}: add`,
       );
       const table = randnF32(rng, 20 * d);
       const [a, b] = [simd.learned(table, { dModel: d }), scalar.learned(table, { dModel: d })];
       const lp = Array.from({ length: 10 }, () => rng.int(0, 19));
-      assert.deepEqual(a.add(Float32Array.from(x), { shape: [2, 5, d], positions: lp }), b.add(Float32Array.from(x), { shape: [2, 5, d], positions: lp }));
+      assertBitEqual(a.add(Float32Array.from(x), { shape: [2, 5, d], positions: lp }), b.add(Float32Array.from(x), { shape: [2, 5, d], positions: lp }), `${what}: learned add`);
       a.free();
       b.free();
       n++;

@@ -1,4 +1,4 @@
-// Every RoPE case of ../shared/golden/ (Hugging Face transformers' outputs), on the SIMD and the scalar build,
+// Every RoPE case of tests/golden/ (Hugging Face transformers' outputs), on the SIMD and the scalar build,
 // against the *_f64 values (the same formulas run in double; right to ~1e-14 relative / ~5e-11 absolute).
 // Ropes are made with pe.ropeFromHFConfig(config), so config.json parsing is under test too.
 //
@@ -17,7 +17,7 @@
 //   an order of magnitude for the inputs' tails.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILDS, loadBuild, loadGolden, configJsonOf, maxAbsDiff, maxRelDiff, Worst } from './helpers.js';
+import { BUILDS, loadBuild, loadGolden, configJsonOf, maxAbsDiff, maxRelDiff, Worst, assertBitEqual } from './helpers.js';
 
 const TOL_INV_FREQ = 2e-6;
 const TOL_INV_FREQ64 = 1e-12;
@@ -204,6 +204,52 @@ function deinterleave(x, D, r) {
   }
   return out;
 }
+
+// rope.c promises the SIMD and scalar builds agree bit for bit on tables and apply; every golden config (each
+// scaling type, partial rotary, both pairings, per-sequence positions up to 131071) holds them to it, forward
+// and inverse, and rerotate by a delta.
+test('golden RoPE configs: SIMD and scalar builds agree bit for bit (cosSin, apply, inverse, rerotate)', async () => {
+  const pes = await Promise.all(BUILDS.map((b) => loadBuild(b.simd)));
+  let n = 0;
+  for (const c of cosSinFile.cases) {
+    const positions = Int32Array.from(c.position_ids.flat());
+    const tabs = pes.map((pe) => {
+      const rope = pe.ropeFromHFConfig(configJsonOf(c.config));
+      try {
+        return rope.cosSin(positions);
+      } finally {
+        rope.free();
+      }
+    });
+    assertBitEqual(tabs[0].cos, tabs[1].cos, `${c.id}: cos`);
+    assertBitEqual(tabs[0].sin, tabs[1].sin, `${c.id}: sin`);
+    n++;
+  }
+  for (const c of [...halfFile.cases, ...interFile.cases]) {
+    const [B, H, S, D] = c.shape;
+    const positions = Int32Array.from(c.position_ids.flat());
+    const pairing = interFile.cases.includes(c) ? 'interleaved' : 'half';
+    const options = { shape: [B, S, H, D], layout: 'bhsd', positions };
+    for (const which of ['q', 'k']) {
+      const outs = pes.map((pe) => {
+        const rope = pe.ropeFromHFConfig(configJsonOf(c.config), { pairing });
+        try {
+          const forward = rope.apply(Float32Array.from(c.inputs[which]), options);
+          const inverse = rope.apply(Float32Array.from(c.inputs[which]), { ...options, inverse: true });
+          const moved = rope.rerotate(Float32Array.from(forward), 37, { shape: options.shape, layout: 'bhsd' });
+          return { forward, inverse, moved };
+        } finally {
+          rope.free();
+        }
+      });
+      for (const kind of ['forward', 'inverse', 'moved']) {
+        assertBitEqual(outs[0][kind], outs[1][kind], `${c.id}.${which}: ${kind}`);
+      }
+      n++;
+    }
+  }
+  worst.record('SIMD vs scalar golden configs (abs)', 'both', 0, 1e-30, `${n} tables/tensors, bit for bit`);
+});
 
 test('golden: worst measured errors (summary)', (t) => {
   worst.report(t);

@@ -20,8 +20,8 @@ export async function loadBuild(simd) {
   return pe;
 }
 
-// The golden vectors live beside the repository: <repo>/../shared/golden/.
-export const GOLDEN_DIR = new URL('../../../shared/golden/', import.meta.url);
+// The reference vectors the tests read: <repo>/tests/golden/ (tests/golden/README.md, PROVENANCE.md).
+export const GOLDEN_DIR = new URL('../golden/', import.meta.url);
 
 const goldenCache = new Map();
 export function loadGolden(file) {
@@ -210,4 +210,30 @@ export function assertThrowsNaming(fn, cls, ...needles) {
     assert.ok(caught.message.includes(needle), `message should name ${JSON.stringify(needle)}: ${caught.message}`);
   }
   return caught;
+}
+
+/**
+ * Asserts that two float arrays hold the same bits in every element (-0 vs +0 and NaN payloads differ), for the
+ * places where the code promises the SIMD and scalar builds agree bit for bit. The message names the first
+ * differing element, both values, their bit patterns and how many elements differ.
+ */
+export function assertBitEqual(actual, expected, what) {
+  assert.equal(actual.length, expected.length, `${what}: length ${actual.length} vs ${expected.length}`);
+  assert.equal(actual.BYTES_PER_ELEMENT, expected.BYTES_PER_ELEMENT, `${what}: element sizes differ`);
+  const Bits = actual.BYTES_PER_ELEMENT === 8 ? BigUint64Array : actual.BYTES_PER_ELEMENT === 4 ? Uint32Array : Uint16Array;
+  const a = new Bits(actual.buffer, actual.byteOffset, actual.length);
+  const b = new Bits(expected.buffer, expected.byteOffset, expected.length);
+  let first = -1;
+  let count = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i]) {
+      if (first < 0) first = i;
+      count++;
+    }
+  }
+  if (count) {
+    const hex = (v) => `0x${v.toString(16)}`;
+    assert.fail(`${what}: ${count} of ${a.length} elements differ in their bits; first at ${first}: ` +
+      `${actual[first]} (${hex(a[first])}) vs ${expected[first]} (${hex(b[first])})`);
+  }
 }

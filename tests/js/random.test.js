@@ -3,18 +3,19 @@
 // frequency count is not a multiple of 4 (the SIMD tails), positions up to 2^24, positions per sequence.
 //
 // Tolerances:
-// - SIMD vs scalar: the C kernels run the same float operations in the same order in both builds (rope.c),
-//   so they should agree exactly; we allow 1e-6 absolute (a few float32 ulps at |x| ~ 4) so that a harmless
-//   reordering would not fail the suite, and report how many cases were bit-identical.
+// - SIMD vs scalar: bit for bit, as rope.c promises (the C kernels run the same float operations in the same
+//   order in both builds). A tolerance here once let a changed SIMD polynomial coefficient pass; a reordering
+//   that changes bits must now change that promise too.
 // - vs the reference: inputs are randn (|x| <~ 5). Each output x_a*cos - x_b*sin in float32 carries the
 //   cos/sin error (~2e-7, angles reduced in double, see golden.test.js) times |x| plus three roundings
 //   (2^-24 relative each): <~ 3e-6 * a at |x| ~ 5. 1e-5 * max(1, a) leaves a margin of ~3. The reference forms
 //   angles in double with Math.cos / Math.sin, so positions up to 2^24 need no extra allowance.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILDS, loadBuild, makeRng, randnF32, refApply, defaultInvFreq, maxAbsDiff, maxRelDiff, Worst } from './helpers.js';
+import {
+  BUILDS, loadBuild, makeRng, randnF32, refApply, defaultInvFreq, maxAbsDiff, maxRelDiff, Worst, assertBitEqual,
+} from './helpers.js';
 
-const TOL_BUILDS = 1e-6;
 const TOL_REF = 1e-5;
 const TOL_COS_SIN = 2e-6;
 
@@ -144,11 +145,13 @@ test('SIMD vs scalar vs naive reference: apply on random shapes', async (t) => {
         const scale = r0.attentionScaling(maxPos + 1);
         const want = refApply(x, { shape: c.shape, layout: c.layout, positions: positionsUsed, invFreq, pairing: c.options.pairing, scale });
 
-        const dBuilds = maxAbsDiff(outs[0], outs[1]);
         compared++;
-        if (outs[0].every((v, i) => Object.is(v, outs[1][i]))) identical++;
-        worst.record('SIMD vs scalar apply (abs)', 'both', dBuilds.err, TOL_BUILDS, c.id);
-        assert.ok(dBuilds.err <= TOL_BUILDS, `SIMD and scalar differ by ${dBuilds.err} at ${dBuilds.at}`);
+        assertBitEqual(outs[0], outs[1], `${c.id}: SIMD vs scalar apply`);
+        identical++;
+        // The cos/sin tables at the same positions.
+        const [t0, t1] = ropes.map((r) => r.cosSin(positionsUsed));
+        assertBitEqual(t0.cos, t1.cos, `${c.id}: SIMD vs scalar cos`);
+        assertBitEqual(t0.sin, t1.sin, `${c.id}: SIMD vs scalar sin`);
         const tol = TOL_REF * Math.max(1, scale);
         for (let b = 0; b < 2; b++) {
           const d = maxAbsDiff(outs[b], want);
@@ -193,9 +196,8 @@ test('SIMD vs scalar vs naive reference: cos/sin tables up to position 2^24', as
           wantSin[k * n + i] = Math.sin(p * inv[i]);
         }
       });
-      const db = Math.max(maxAbsDiff(tabs[0].cos, tabs[1].cos).err, maxAbsDiff(tabs[0].sin, tabs[1].sin).err);
-      worst.record('SIMD vs scalar cos/sin (abs)', 'both', db, TOL_BUILDS, `rot${rotaryDim}`);
-      assert.ok(db <= TOL_BUILDS, `SIMD and scalar tables differ by ${db}`);
+      assertBitEqual(tabs[0].cos, tabs[1].cos, `rot${rotaryDim}: SIMD vs scalar cos`);
+      assertBitEqual(tabs[0].sin, tabs[1].sin, `rot${rotaryDim}: SIMD vs scalar sin`);
       tabs.forEach((tab, b) => {
         const e = Math.max(maxAbsDiff(tab.cos, wantCos).err, maxAbsDiff(tab.sin, wantSin).err);
         worst.record('cos/sin vs Math.cos/sin to 2^24 (abs)', BUILDS[b].name, e, TOL_COS_SIN, `rot${rotaryDim}`);
@@ -206,7 +208,8 @@ test('SIMD vs scalar vs naive reference: cos/sin tables up to position 2^24', as
 });
 
 test('random: worst measured errors (summary)', (t) => {
-  t.diagnostic(`SIMD and scalar apply outputs bit-identical in ${identical} of ${compared} cases`);
+  t.diagnostic(`SIMD and scalar apply outputs (and their cos/sin tables) bit-identical in ${identical} of ${compared} cases`);
+  assert.equal(identical, compared, 'every case compared SIMD and scalar bit for bit');
   worst.report(t);
   assert.ok(compared > 0);
 });

@@ -18,7 +18,7 @@
 // ALiBi (slope · (kpos[j] - qpos[i])) and RoPE. A fully masked query row (possible with causal and explicit
 // positions, or qLen > kLen) gives an all-zero output row and an all-zero weights row.
 
-import { checkInt, checkEnum, checkOptions, typeError, rangeError, INT32_MAX } from './errors.js';
+import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
 import {
   SLOT,
   MAX_TENSOR_LENGTH,
@@ -30,9 +30,8 @@ import {
   int32sLength,
   stageInt32s,
   int32RangeErrorAt,
-  typedArrayTag,
-  posesAsTypedArray,
 } from './memory.js';
+import { typedArrayTag, posesAsTypedArray } from './typed-arrays.js';
 import { ropeHandle, LAYOUTS } from './rope.js';
 import { writeSlopes } from './alibi.js';
 import { readLayout, limit } from './abi.js';
@@ -73,6 +72,12 @@ function writeConfig(ctx, c) {
   return cfg;
 }
 
+const ATTENTION_KEYS = knownKeys(
+  'shape', 'layout', 'causal', 'rope', 'positions', 'alibi', 'scale', 'kRotated', 'returnWeights', 'out', 'seqLen',
+);
+const SHAPE_KEYS = knownKeys('batch', 'heads', 'kvHeads', 'qLen', 'kLen', 'headDim');
+const POSITIONS_KEYS = knownKeys('q', 'k');
+
 /** shape[key] (default dflt) checked to be an integer in [1, INT32_MAX]; the message is built only to throw. */
 function dim(where, shape, key, dflt) {
   const v = shape[key] ?? dflt;
@@ -87,6 +92,7 @@ function readShape(where, shape) {
   if (shape === undefined || shape === null || typeof shape !== 'object' || Array.isArray(shape) || ArrayBuffer.isView(shape)) {
     throw typeError(where, bound, shape);
   }
+  checkKnownKeys(where, 'options.shape', shape, SHAPE_KEYS);
   const batch = dim(where, shape, 'batch', 1);
   const heads = dim(where, shape, 'heads');
   const kvHeads = dim(where, shape, 'kvHeads', heads);
@@ -128,6 +134,7 @@ function readPositions(where, positions, qLen, kLen) {
   if (typeof positions !== 'object') {
     throw typeError(where, 'options.positions must be an array of kLen key positions or an object { q, k }', positions);
   }
+  checkKnownKeys(where, 'options.positions', positions, POSITIONS_KEYS);
   const q = positions.q ?? null;
   const k = positions.k ?? null;
   if (q !== null) {
@@ -149,6 +156,7 @@ export function attention(ctx, q, k, v, options) {
     throw typeError(where, 'options must be an object with options.shape { batch, heads, kvHeads, qLen, kLen, headDim }', options);
   }
   const o = checkOptions(where, 'options', options);
+  checkKnownKeys(where, 'options', o, ATTENTION_KEYS);
   const s = readShape(where, o.shape);
   const layout = limit(ctx.limits, `PE_LAYOUT_${checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS).toUpperCase()}`);
   const causal = o.causal ?? false;

@@ -9,6 +9,9 @@
 //   integers in [0, 2^31 - 1].
 // - Wrong types throw TypeError, out-of-range values RangeError; the message names the argument and the bound,
 //   e.g. "rope: headDim must be an even integer in [2, 1024], got 7". A failed call changes nothing.
+// - Options are strict: an unknown key is a TypeError naming it and the nearest known key. Typed arrays must be
+//   real typed arrays (not objects with their prototype, not Proxies); a detached one is a TypeError. Using an
+//   object after free() is a TypeError.
 
 /** Options of init(). */
 export interface InitOptions {
@@ -39,6 +42,12 @@ export interface Tensor {
   readonly freed: boolean;
   /** Releases the memory; calling it again does nothing. */
   free(): void;
+}
+
+/** Options of pe.tensor(). */
+export interface TensorOptions {
+  /** The storage type; 'float32' (the default) is the one so far. */
+  dtype?: 'float32';
 }
 
 /** Float input: copied in and out (Float32Array) or used in place (Tensor, or a Float32Array viewing wasm memory). */
@@ -111,6 +120,67 @@ export interface RopeOptions {
   maxPositionEmbeddings?: number;
   /** Default: no scaling ({ type: 'default' }). Unknown keys, here and in scaling, are TypeErrors. */
   scaling?: RopeScaling | null;
+  /**
+   * M-RoPE (Qwen2-VL; Qwen3-VL interleaved): each pair reads the position of one of three streams (t, h, w).
+   * Then cosSin / apply take positions [t..., h..., w...] (3 * n). pe.attention does not take such a rope.
+   */
+  mrope?: MropeOptions | null;
+}
+
+export interface MropeOptions {
+  /**
+   * mrope_section: pairs on t, h, w; each in [0, rotaryDim / 2]. Chunked: must add up to rotaryDim / 2.
+   * Interleaved: pair j takes h if j % 3 == 1 and j < 3 * section[1], w if j % 3 == 2 and j < 3 * section[2], else t.
+   */
+  section: readonly [number, number, number] | ArrayLike<number>;
+  /** Default false (chunked: Qwen2-VL, Qwen2.5-VL); true: Qwen3-VL. */
+  interleaved?: boolean;
+}
+
+/** pe.mropePositions's options: the inputs of Hugging Face's get_rope_index. */
+export interface MropePositionsOptions {
+  /** config.json: model_type ('qwen2_vl' | 'qwen2_5_vl' | 'qwen3_vl'), image/video/vision_start token ids, spatial_merge_size and tokens_per_second (top level or vision_config). */
+  config: Record<string, unknown>;
+  imageGridThw?: ReadonlyArray<ArrayLike<number>> | null;
+  videoGridThw?: ReadonlyArray<ArrayLike<number>> | null;
+  /** [batch][seq] of 0/1 (left padding). */
+  attentionMask?: ReadonlyArray<ArrayLike<number>> | ArrayLike<number> | null;
+  /** Qwen2.5-VL: seconds per temporal grid, one per video (default 1). */
+  secondPerGridTs?: ArrayLike<number> | null;
+}
+
+export type Rope2dKind = 'pixtral' | 'qwen2-vl' | 'llama4';
+export interface Rope2dOptions {
+  kind: Rope2dKind;
+  /** A multiple of 4, at most 1024. */
+  headDim: number;
+  /** Default 10000. */
+  base?: number;
+  /** pixtral: optional (bounds the grid by imageSize / patchSize); llama4: required (the square tile's side). */
+  imageSize?: number;
+  patchSize?: number;
+  /** qwen2-vl only; default 2. */
+  spatialMergeSize?: number;
+}
+/** A patch grid: one image, or the kind's list (pixtral: images [[h, w]...]; qwen2-vl: gridThw [[t, h, w]...]). */
+export interface Rope2dGrid {
+  gridH?: number;
+  gridW?: number;
+  /** qwen2-vl: frames (default 1). */
+  gridT?: number;
+  images?: ReadonlyArray<readonly [number, number]>;
+  gridThw?: ReadonlyArray<readonly [number, number, number]>;
+}
+export interface Rope2d {
+  readonly kind: Rope2dKind;
+  readonly headDim: number;
+  /** headDim / 2: the width of each cosSin row. */
+  readonly nFreq: number;
+  /** The two streams [a..., b...] the pairs turn by (pixtral / qwen2-vl: row, column; llama4: column + 1, row + 1, CLS 0). */
+  positions(grid: Rope2dGrid): Int32Array;
+  cosSin(grid: Rope2dGrid): { cos: Float32Array; sin: Float32Array; n: number };
+  apply<T extends FloatInput>(x: T, options: { shape: readonly [number, number, number, number] | ArrayLike<number>; layout?: Layout; grid: Rope2dGrid; inverse?: boolean }): T;
+  free(): void;
 }
 
 /** A rope's resolved config: what the C core resolved, in RopeOptions' shape, so pe.rope(config) rebuilds it. */
@@ -145,12 +215,18 @@ export interface ApplyOptions {
    * (A Float32Array viewing wasm memory that the call detached must be re-read from its tensor: only x's
    * fresh view is returned.)
    */
-  k?: FloatInput | null;
+  k?: FloatInput | Uint16Array | null;
   /**
    * Heads of k (grouped-query / multi-query attention: fewer key heads than query heads); default
    * shape[2]. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide shape[2].
    */
   kHeads?: number;
+  /**
+   * Storage type of x (and k); default 'float32', or 'float16' for a Float16Array. 16-bit data are a Uint16Array
+   * of raw bits (either type) or a Float16Array (float16); rotated in float32 arithmetic, rounded to nearest
+   * even on store. An array that does not match is a TypeError naming it.
+   */
+  dtype?: 'float32' | 'float16' | 'bfloat16';
 }
 
 /** The second argument of rope.cosSin in its options form. */
@@ -183,11 +259,15 @@ export interface Rope {
   /**
    * The resolved config, read back from the C core (defaults filled in the way Hugging Face does), in
    * pe.rope()'s option shape: pe.rope({ ...rope.config, headDim: 24 }) is the same RoPE for another head size.
-   * rotaryDim appears only when partial. A fresh copy each time.
+   * rotaryDim appears only when partial. Derived values are included as resolved (yarn's and longrope's
+   * attentionFactor, yarn's factor from maxPositionEmbeddings): change the fields they come from and drop them to
+   * have them derived again. A fresh copy each time.
    */
   readonly config: RopeConfig;
   readonly freed: boolean;
 
+  /** M-RoPE: the section, the layout and each pair's axis (0 t, 1 h, 2 w); null for a plain rope. */
+  readonly mrope: { section: number[]; interleaved: boolean; pairAxis: Int32Array } | null;
   /** Inverse frequencies, float32. seqLen matters for dynamic and longrope; default none (HF's seq_len=None). */
   invFreq(seqLen?: number): Float32Array;
   /** Inverse frequencies in double precision: the values the kernels form angles from. */
@@ -213,12 +293,13 @@ export interface Rope {
    * mutated in place is noticed. Otherwise a call costs its argument checks and the kernels: nothing is
    * allocated in the steady state.
    */
-  apply<T extends FloatInput>(x: T, options: ApplyOptions): T;
+  apply<T extends FloatInput | Uint16Array>(x: T, options: ApplyOptions): T;
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta (either sign): a pure rotation, so
-   * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x.
+   * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x. An M-RoPE rope also takes
+   * [dt, dh, dw], one delta per axis.
    */
-  rerotate<T extends FloatInput>(x: T, delta: number, options?: RerotateOptions): T;
+  rerotate<T extends FloatInput>(x: T, delta: number | readonly [number, number, number], options?: RerotateOptions): T;
   /** Releases the wasm object; calling it again does nothing. Other methods then throw. */
   free(): void;
 }
@@ -302,16 +383,26 @@ export interface HFPositionSpec {
 export interface Posenc {
   /** Which build is running. */
   readonly simd: boolean;
-  /** The tiny transformers of the playground (c/model/model.c), on this same wasm instance. */
-  readonly models: ModelApi;
-  /** A tiny model from a safetensors file (F32) and its config.json object; throws ModelFileError if malformed. */
-  loadModel(safetensors: Uint8Array | ArrayBuffer | ArrayBufferView, config: TinyModelConfig): TinyModel;
+  /**
+   * The tiny transformers of the playground (c/model), on their own wasm module of this build, loaded with
+   * web/src/model.js on first use: a promise, the same one every time once it has resolved.
+   */
+  readonly models: Promise<ModelApi>;
+  /**
+   * A tiny model from a safetensors file (F32) and its config.json object; rejects with ModelFileError
+   * (from 'posenc/model') if malformed. Loads the model module first if needed.
+   */
+  loadModel(safetensors: Uint8Array | ArrayBuffer | ArrayBufferView, config: TinyModelConfig): Promise<TinyModel>;
   /** Fetches `config.json` and `model.safetensors` under baseUrl and loads them. */
   fetchModel(baseUrl: string | URL, options?: { fetch?: typeof fetch }): Promise<TinyModel>;
   /** Current size of the module's WebAssembly memory in bytes (diagnostics, leak checks). */
   readonly memoryBytes: number;
 
   rope(options: RopeOptions): Rope;
+  /** HF get_rope_index (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): positions [3][batch][seq] flattened, deltas per row. */
+  mropePositions(inputIds: ReadonlyArray<ArrayLike<number>> | ArrayLike<number>, options: MropePositionsOptions): { positions: Int32Array; deltas: Int32Array };
+  /** 2D RoPE of a vision encoder over a patch grid. */
+  rope2d(options: Rope2dOptions): Rope2d;
   /**
    * The RoPE of a Hugging Face config.json object as published (all that fromHFConfig reads), for one layer type.
    * Throws a TypeError naming the reason when the model has none ("this model (bloom) uses ALiBi; use
@@ -331,7 +422,7 @@ export interface Posenc {
    */
   fromHFConfig(config: Record<string, unknown>, options?: FromHFConfigOptions): HFPositionSpec;
   /** A float32 array in wasm memory: zero-filled of the given length, or a copy of a Float32Array. */
-  tensor(lengthOrArray: number | Float32Array): Tensor;
+  tensor(lengthOrArray: number | Float32Array, options?: TensorOptions): Tensor;
 
   /**
    * ALiBi slopes for any head count ≥ 1 (Press et al. 2022, BLOOM's build_alibi_tensor schedule): 2^(-8(h+1)/n)
@@ -612,6 +703,4 @@ export interface ModelApi {
   fetchModel(baseUrl: string | URL, options?: { fetch?: typeof fetch }): Promise<TinyModel>;
   parseSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): SafetensorsInfo;
 }
-/** A safetensors or config.json file that cannot be used; the message says where and why. */
-export declare class ModelFileError extends Error {}
-export declare function parseSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): SafetensorsInfo;
+// ModelFileError and parseSafetensors are exported by 'posenc/model' (model.d.ts).
