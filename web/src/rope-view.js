@@ -61,68 +61,107 @@ export function readShape(where, shape, headDim, bhsd) {
   return [B, S, H];
 }
 
-/** The dense strides [batch, seq, heads] of a (B, S, H, D) tensor in the layout's memory order. */
-function denseStrides(S, H, D, bhsd) {
-  return bhsd ? [H * S * D, D, S * D] : [S * H * D, H * D, D];
+const MAX_STRIDE = Number.MAX_SAFE_INTEGER;
+const isStride = (v) => typeof v === 'number' && v >= 0 && v <= MAX_STRIDE && Math.floor(v) === v;
+
+// The nesting check's scratch (no allocation per call; nothing the caller controls runs while it is in use)
+const nestStride = new Float64Array(3);
+const nestCount = new Float64Array(3);
+const nestAxis = new Int32Array(3);
+
+/** A view { off, sb, ss, sh, end }, for resolveView to fill (one per rope and argument, reused). */
+export function newView() {
+  return { off: 0, sb: 0, ss: 0, sh: 0, end: 0 };
 }
 
 /**
- * Resolves and checks one view: strides (an object with any of batch, seq, heads; the rest dense for the
- * layout) and offset, for (B, S, H) head vectors of D floats in an array of `length` floats. `names` spells
- * the options in messages ({ strides: 'options.strides', offset: 'options.offset', x: 'x' }).
- * Returns { off, sb, ss, sh, end } with end = the furthest element touched + 1.
+ * Resolves and checks one view into `v`: strides (an object with any of batch, seq, heads, each read once;
+ * the rest dense for the layout) and offset, for (B, S, H) head vectors of D floats in an array of `length`
+ * floats. `names` spells the options in messages ({ strides: 'options.strides', offset: 'options.offset',
+ * x: 'x' }). Fills v with { off, sb, ss, sh, end }, end = the furthest element touched + 1; a stride of an
+ * axis of one element is set to 0 (it addresses nothing). Returns v.
  */
-export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, length) {
-  const counts = [B, S, H];
-  const st = denseStrides(S, H, D, bhsd);
+export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, length, v) {
+  let sb = bhsd ? H * S * D : S * H * D;
+  let ss = bhsd ? D : H * D;
+  let sh = bhsd ? S * D : D;
   if (strides !== undefined && strides !== null) {
     if (typeof strides !== 'object' || Array.isArray(strides) || ArrayBuffer.isView(strides)) {
       throw typeError(where, `${names.strides} must be { batch, seq, heads }: element strides (integers >= 0)`, strides);
     }
-    const o = { ...strides };
-    checkKnownKeys(where, names.strides, o, STRIDE_KEYS);
-    for (let a = 0; a < 3; a++) {
-      const v = o[AXES[a]];
-      if (v !== undefined) st[a] = checkInt(where, `${names.strides}.${AXES[a]}`, v, 0, Number.MAX_SAFE_INTEGER);
-    }
+    for (const key in strides) if (key !== 'batch' && key !== 'seq' && key !== 'heads') checkKnownKeys(where, names.strides, strides, STRIDE_KEYS);
+    const b = strides.batch;
+    const s = strides.seq;
+    const h = strides.heads;
+    if (b !== undefined) sb = isStride(b) ? b : checkInt(where, `${names.strides}.batch`, b, 0, MAX_STRIDE);
+    if (s !== undefined) ss = isStride(s) ? s : checkInt(where, `${names.strides}.seq`, s, 0, MAX_STRIDE);
+    if (h !== undefined) sh = isStride(h) ? h : checkInt(where, `${names.strides}.heads`, h, 0, MAX_STRIDE);
   }
-  const off = offset === undefined || offset === null ? 0 : checkInt(where, names.offset, offset, 0, Number.MAX_SAFE_INTEGER);
+  const off = offset === undefined || offset === null ? 0 : isStride(offset) ? offset : checkInt(where, names.offset, offset, 0, MAX_STRIDE);
+  if (B === 1) sb = 0; // the C core's 0 (dense) then addresses nothing else
+  if (S === 1) ss = 0;
+  if (H === 1) sh = 0;
   // extent: offset + sum (count - 1) * stride + D <= length, each term checked before it is added
-  const sum = `${names.offset} + (batch - 1) * ${names.strides}.batch + (seq - 1) * ${names.strides}.seq + (heads - 1) * ${names.strides}.heads + headDim`;
-  const bound = `${names.x}.length (${length})`;
-  let end = off + D;
-  const past = off > length;
-  for (let a = 0; a < 3; a++) {
-    if (counts[a] === 1) {
-      st[a] = 0; // never used: the C core's 0 (dense) addresses nothing else
-      continue;
-    }
-    const span = (counts[a] - 1) * st[a];
-    if (span > length) {
-      throw new RangeError(
-        `${where}: ${names.x}'s view reaches past its end: ${sum} must be at most ${bound}; (${AXES[a]} - 1) * ${names.strides}.${AXES[a]} alone is ${span} (${AXES[a]} ${counts[a]}, stride ${st[a]})`,
-      );
-    }
-    end += span; // each term <= length < 2^30: exact
-  }
-  if (past || end > length) {
-    throw new RangeError(`${where}: ${names.x}'s view reaches past its end: ${sum} must be at most ${bound}, got ${end} (offset ${off}, strides { batch: ${st[0]}, seq: ${st[1]}, heads: ${st[2]} })`);
+  const tb = (B - 1) * sb;
+  const ts = (S - 1) * ss;
+  const th = (H - 1) * sh;
+  const end = off + D + tb + ts + th; // exact when every term is <= length (< 2^30), checked next
+  if (off > length || tb > length || ts > length || th > length || end > length) {
+    throw extentError(where, names, off, [B, S, H], [sb, ss, sh], [tb, ts, th], end, length);
   }
   // no two head vectors overlap: the axes with more than one element, sorted by stride, nest (the smallest
   // stride >= headDim, each next one >= the previous stride * its count), as the C core requires too
-  const axes = [0, 1, 2].filter((a) => counts[a] > 1).sort((p, q) => st[p] - st[q]);
+  let m = 0;
+  if (B > 1) (nestStride[m] = sb), (nestCount[m] = B), (nestAxis[m++] = 0);
+  if (S > 1) (nestStride[m] = ss), (nestCount[m] = S), (nestAxis[m++] = 1);
+  if (H > 1) (nestStride[m] = sh), (nestCount[m] = H), (nestAxis[m++] = 2);
+  for (let i = 1; i < m; i++) {
+    for (let j = i; j > 0 && nestStride[j] < nestStride[j - 1]; j--) {
+      const t0 = nestStride[j];
+      const t1 = nestCount[j];
+      const t2 = nestAxis[j];
+      nestStride[j] = nestStride[j - 1];
+      nestCount[j] = nestCount[j - 1];
+      nestAxis[j] = nestAxis[j - 1];
+      nestStride[j - 1] = t0;
+      nestCount[j - 1] = t1;
+      nestAxis[j - 1] = t2;
+    }
+  }
   let need = D;
-  let needWhat = 'headDim';
-  for (const a of axes) {
-    if (st[a] < need) {
-      throw new RangeError(
-        `${where}: ${names.strides}.${AXES[a]} (${st[a]}) makes ${names.x}'s head vectors overlap: it must be at least ${needWhat} (${need})`,
+  for (let i = 0; i < m; i++) {
+    if (nestStride[i] < need) throw overlapError(where, names, i, need, D);
+    need = nestStride[i] * nestCount[i];
+  }
+  v.off = off;
+  v.sb = sb;
+  v.ss = ss;
+  v.sh = sh;
+  v.end = end;
+  return v;
+}
+
+function extentError(where, names, off, counts, st, terms, end, length) {
+  const sum = `${names.offset} + (batch - 1) * ${names.strides}.batch + (seq - 1) * ${names.strides}.seq + (heads - 1) * ${names.strides}.heads + headDim`;
+  const bound = `${names.x}.length (${length})`;
+  for (let a = 0; a < 3; a++) {
+    if (terms[a] > length) {
+      return new RangeError(
+        `${where}: ${names.x}'s view reaches past its end: ${sum} must be at most ${bound}; (${AXES[a]} - 1) * ${names.strides}.${AXES[a]} alone is ${terms[a]} (${AXES[a]} ${counts[a]}, stride ${st[a]})`,
       );
     }
-    need = st[a] * counts[a];
-    needWhat = `${names.strides}.${AXES[a]} * ${AXES[a]} (${st[a]} * ${counts[a]})`;
   }
-  return { off, sb: st[0], ss: st[1], sh: st[2], end };
+  return new RangeError(
+    `${where}: ${names.x}'s view reaches past its end: ${sum} must be at most ${bound}, got ${end} (offset ${off}, strides { batch: ${st[0]}, seq: ${st[1]}, heads: ${st[2]} })`,
+  );
+}
+
+function overlapError(where, names, i, need, D) {
+  const a = nestAxis[i];
+  const what = i === 0 ? 'headDim' : `${names.strides}.${AXES[nestAxis[i - 1]]} * ${AXES[nestAxis[i - 1]]} (${nestStride[i - 1]} * ${nestCount[i - 1]})`;
+  return new RangeError(
+    `${where}: ${names.strides}.${AXES[a]} (${nestStride[i]}) makes ${names.x}'s head vectors overlap: it must be at least ${what} (${i === 0 ? D : need})`,
+  );
 }
 
 /**
@@ -152,10 +191,9 @@ export function viewsOverlap(q, k, delta, B, S, Hq, Hk, D) {
   const mLo = Hq > 1 ? -(Hq - 1) : 0;
   const mHi = Hk > 1 ? Hk - 1 : 0;
   // some m in [mLo, mHi] with |delta + m * s| < D?
-  const cands = s === 0 ? [0] : [Math.floor(-delta / s), Math.ceil(-delta / s)];
-  for (const c of cands) {
-    const m = Math.min(mHi, Math.max(mLo, c));
-    if (Math.abs(delta + m * s) < D) return 'a head vector of options.k shares elements with one of x';
-  }
+  const c0 = s === 0 ? 0 : Math.floor(-delta / s);
+  const m0 = Math.min(mHi, Math.max(mLo, c0));
+  const m1 = Math.min(mHi, Math.max(mLo, c0 + 1));
+  if (Math.abs(delta + m0 * s) < D || Math.abs(delta + m1 * s) < D) return 'a head vector of options.k shares elements with one of x';
   return null;
 }

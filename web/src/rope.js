@@ -20,7 +20,7 @@ import {
   stageInt32s,
 } from './memory.js';
 import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
-import { readShape, resolveView, viewsOverlap } from './rope-view.js';
+import { readShape, resolveView, viewsOverlap, newView } from './rope-view.js';
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
@@ -503,14 +503,6 @@ function clearStrides(st) {
   st.applied[0] = -1;
 }
 
-/**
- * Where a located float32 argument's elements live, in one address space per memory: element index of its
- * first element in wasm memory (loc >= 0) or in its own buffer (staged arrays); and which memory.
- */
-function placeOf(x, loc) {
-  return loc !== -1 ? { mem: null, base: loc / 4 } : { mem: viewBuffer(x), base: viewByteOffset(x) / 4 };
-}
-
 /** A Float32Array over elements [from, to) of a staged array x, without x's own (overridable) methods. */
 function spanOf(x, from, to) {
   return new Float32Array(viewBuffer(x), viewByteOffset(x) + from * 4, to - from);
@@ -531,22 +523,22 @@ function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, bhsd, se
   // locate before anything is allocated (an allocation may detach a view of wasm memory)
   const xLen = float32Length(heap, x, APPLY, 'x');
   const xLoc = locateFloat32(heap, x, xLen, APPLY, 'x');
-  const xv = resolveView(APPLY, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen);
+  const xv = resolveView(APPLY, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
   let kLoc = -1;
   let kv = null;
   let shared = false; // x and k are staged arrays whose touched spans share a buffer and intersect
   if (k !== null) {
     const kLen = float32Length(heap, k, APPLY, 'options.k');
     kLoc = locateFloat32(heap, k, kLen, APPLY, 'options.k');
-    kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen);
-    const px = placeOf(x, xLoc);
-    const pk = placeOf(k, kLoc);
-    if (px.mem === pk.mem && (xLoc === -1) === (kLoc === -1)) {
-      const ax = px.base + xv.off;
-      const ak = pk.base + kv.off;
-      const why = viewsOverlap(xv, kv, ak - ax, B, S, H, kH, D);
+    kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView);
+    // x and k in the same memory (wasm memory, or one buffer of staged arrays): element addresses there
+    const inWasm = xLoc !== -1;
+    if (inWasm === (kLoc !== -1) && (inWasm || viewBuffer(x) === viewBuffer(k))) {
+      const bx = inWasm ? xLoc / 4 : viewByteOffset(x) / 4;
+      const bk = inWasm ? kLoc / 4 : viewByteOffset(k) / 4;
+      const why = viewsOverlap(xv, kv, bk + kv.off - (bx + xv.off), B, S, H, kH, D);
       if (why !== null) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once): ${why}`);
-      shared = xLoc === -1 && ax < pk.base + kv.end && ak < px.base + xv.end;
+      shared = !inWasm && bx + xv.off < bk + kv.end && bk + kv.off < bx + xv.end;
     }
   }
   const { positions, rows } = readPositions(st, o, B, S);
@@ -611,7 +603,7 @@ function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
   const [B, S, H] = dims;
   const xLen = float32Length(heap, x, where, 'x');
   const xLoc = locateFloat32(heap, x, xLen, where, 'x');
-  const v = resolveView(where, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen);
+  const v = resolveView(where, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
   let span = null;
   let xPtr;
   if (xLoc !== -1) {
@@ -683,6 +675,8 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     ptr,
     applyPtr: ptr + layout.ropeSize,
     applied: new Int32Array(6).fill(-1), // what the apply config block holds (-1: nothing yet)
+    xView: newView(), // strided calls: x's and k's resolved views (rope-view.js), reused
+    kView: newView(),
     config,
     headDim: config.headDim,
     nFreq: dv.getInt32(ptr + layout.rope.n_freq, true),
