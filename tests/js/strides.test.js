@@ -331,3 +331,53 @@ for (const build of BUILDS) {
     r.free();
   });
 }
+
+for (const build of BUILDS) {
+  test(`strided views in 16-bit storage and with M-RoPE positions equal the dense calls bit for bit [${build.name}]`, async () => {
+    const pe = await loadBuild(build.simd);
+    const rng = makeRng(115);
+    const [B, S, H, KV, D] = [2, 3, 4, 2, 16];
+    const W = (H + 2 * KV) * D;
+    const qv = { off: 0, sb: S * W, ss: W, sh: D };
+    const kv = { off: H * D, sb: S * W, ss: W, sh: D };
+    const strides = { batch: S * W, seq: W, heads: D };
+    const covered = new Uint8Array(B * S * W);
+    mark(covered, qv, B, S, H, D);
+    mark(covered, kv, B, S, KV, D);
+    // 16-bit: raw bits in a Uint16Array (gathered with the same index arithmetic)
+    const gather16 = (buf, v, h) => {
+      const out = new Uint16Array(B * S * h * D);
+      for (let b = 0; b < B; b++) for (let s = 0; s < S; s++) for (let j = 0; j < h; j++) out.set(buf.subarray(at(v, b, s, j), at(v, b, s, j) + D), ((b * S + s) * h + j) * D);
+      return out;
+    };
+    const positions = [5, 900, 65536];
+    for (const dtype of ['float16', 'bfloat16']) {
+      const f32 = randnF32(rng, B * S * W);
+      const orig = new Uint16Array(new Uint32Array(f32.buffer).map((u) => (dtype === 'bfloat16' ? u >>> 16 : 0x3c00 ^ (u & 0x83ff))));
+      const r = pe.rope({ headDim: D });
+      const q = gather16(orig, qv, H);
+      const k = gather16(orig, kv, KV);
+      r.apply(q, { shape: [B, S, H, D], positions, dtype, k, kHeads: KV });
+      const buf = Uint16Array.from(orig);
+      r.apply(buf, { shape: [B, S, H, D], positions, dtype, strides, k: buf, kHeads: KV, kStrides: strides, kOffset: H * D });
+      assert.deepEqual(gather16(buf, qv, H), q, `${dtype} q`);
+      assert.deepEqual(gather16(buf, kv, KV), k, `${dtype} k`);
+      for (let i = 0; i < buf.length; i++) if (!covered[i] && buf[i] !== orig[i]) assert.fail(`${dtype}: element ${i} outside the views changed`);
+      assertThrowsNaming(() => r.apply(buf, { shape: [B, S, H, D], dtype, strides, k: Float32Array.from(f32), kHeads: KV, kOffset: 0 }), TypeError, 'options.k');
+      r.free();
+    }
+    // M-RoPE: three position streams, the same view
+    const m = pe.rope({ headDim: D, base: 1e6, mrope: { section: [2, 3, 3] } });
+    const orig = randnF32(rng, B * S * W);
+    const pos3 = Int32Array.from({ length: 3 * S }, (_, i) => (i * 7) % 11);
+    const q = gather(orig, qv, B, S, H, D);
+    const k = gather(orig, kv, B, S, KV, D);
+    m.apply(q, { shape: [B, S, H, D], positions: pos3, k, kHeads: KV });
+    const buf = Float32Array.from(orig);
+    m.apply(buf, { shape: [B, S, H, D], positions: pos3, strides, k: buf, kHeads: KV, kStrides: strides, kOffset: H * D });
+    assertBits(gather(buf, qv, B, S, H, D), q, 'mrope q');
+    assertBits(gather(buf, kv, B, S, KV, D), k, 'mrope k');
+    assertUntouched(buf, orig, covered, 'mrope');
+    m.free();
+  });
+}

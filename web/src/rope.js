@@ -19,16 +19,18 @@ import {
   float32Length,
   stageInt32s,
 } from './memory.js';
-import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
+import { viewBuffer, viewByteOffset, viewLength, typedArraySet } from './typed-arrays.js';
 import { readShape, resolveView, viewsOverlap, newView } from './rope-view.js';
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
+import { writeMropeConfig, mropePairAxis, mropeRows, mropeCosSin, buildMropeTable, mropeDeltas, mropeRow } from './mrope.js';
+import { resolveDtype, checkHalf, halfOverlap, halfIn, halfOut } from './rope-dtype.js';
 
 export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
 const APPLY = 'rope.apply';
-const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'strides', 'offset', 'kStrides', 'kOffset');
+const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype', 'strides', 'offset', 'kStrides', 'kOffset');
 const COS_SIN_KEYS = knownKeys('seqLen', 'out');
 const OUT_KEYS = knownKeys('cos', 'sin');
 const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen', 'strides', 'offset');
@@ -47,6 +49,7 @@ function checkApplyKeys(o) {
       case 'seqLen':
       case 'k':
       case 'kHeads':
+      case 'dtype':
       case 'strides':
       case 'offset':
       case 'kStrides':
@@ -77,9 +80,9 @@ function isDim(v) {
  * Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). The
  * block keeps what was written last, so a call with the same arguments (every decode step) writes nothing.
  */
-function applyConfig(st, B, S, H, layout, perBatch, rotation) {
+function applyConfig(st, B, S, H, layout, perBatch, rotation, dtype = 0) {
   const last = st.applied;
-  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation) {
+  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation && last[6] === dtype) {
     return st.applyPtr;
   }
   last[0] = B;
@@ -88,6 +91,7 @@ function applyConfig(st, B, S, H, layout, perBatch, rotation) {
   last[3] = layout;
   last[4] = perBatch;
   last[5] = rotation;
+  last[6] = dtype;
   const i32 = st.ctx.heap.i32;
   const p = st.applyPtr >>> 2;
   const o = st.ctx.ropeLayout.apply.offsets;
@@ -97,6 +101,7 @@ function applyConfig(st, B, S, H, layout, perBatch, rotation) {
   i32[p + (o.layout >>> 2)] = layout;
   i32[p + (o.per_batch_rows >>> 2)] = perBatch;
   i32[p + (o.rotation >>> 2)] = rotation;
+  i32[p + (o.dtype >>> 2)] = dtype;
   return st.applyPtr;
 }
 
@@ -147,7 +152,15 @@ class Rope {
     const scaling = { ...c.scaling };
     if (scaling.shortFactor) scaling.shortFactor = Array.from(scaling.shortFactor);
     if (scaling.longFactor) scaling.longFactor = Array.from(scaling.longFactor);
-    return { ...c, scaling };
+    const out = { ...c, scaling };
+    if (c.mrope) out.mrope = { section: [...c.mrope.section], interleaved: c.mrope.interleaved };
+    return out;
+  }
+  /** M-RoPE: { section, interleaved, pairAxis } (pairAxis: each pair's axis, 0 t, 1 h, 2 w), or null. */
+  get mrope() {
+    const st = Rope.live(this, 'rope.mrope');
+    if (st.mrope === null) return null;
+    return { section: [...st.mrope.section], interleaved: st.mrope.interleaved, pairAxis: mropePairAxis(st, 'rope.mrope') };
   }
   get freed() {
     return this.#st.ptr === 0;
@@ -185,6 +198,7 @@ class Rope {
   cosSin(positions, seqLenOrOptions) {
     const where = 'rope.cosSin';
     const st = Rope.live(this, where);
+    if (st.mrope !== null) return mropeCosSin(st, where, positions, seqLenOrOptions); // positions [3][n]
     const { heap, exports: ex } = st.ctx;
     let seqLen = seqLenOrOptions;
     let out = null;
@@ -242,9 +256,10 @@ class Rope {
   }
 
   /**
-   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads }): rotates x in place and returns it.
+   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads, dtype }): rotates x in place and returns it.
    * With options.k, k (shape [batch, seq, kHeads, headDim], same layout) is rotated in place too, from the same
-   * cos/sin table. The table is cached per rope (rope-table.js).
+   * cos/sin table. The table is cached per rope (rope-table.js). dtype 'float16' | 'bfloat16': x (and k) are
+   * Uint16Arrays of raw bits or Float16Arrays (rope-dtype.js); a Float16Array alone means 'float16'.
    */
   apply(x, options) {
     const st = Rope.live(this, APPLY);
@@ -330,9 +345,20 @@ class Rope {
     }
 
     // x and k first: a view of wasm memory must be located before any allocation can detach it.
-    const xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+    const dtype = resolveDtype(APPLY, o.dtype, x);
+    let xLoc = -1;
     let kLoc = -1;
-    if (hasK) {
+    if (dtype !== 0) {
+      // 16-bit data are always copied in and out (rope-dtype.js)
+      checkHalf(APPLY, 'x', x, total, dtype);
+      if (hasK) {
+        checkHalf(APPLY, 'options.k', k, kTotal, dtype, 'batch * seq * kHeads * headDim');
+        if (halfOverlap(x, total, k, kTotal)) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
+      }
+    } else {
+      xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+    }
+    if (hasK && dtype === 0) {
       kLoc = locateFloat32(heap, k, kTotal, APPLY, 'options.k', 'batch * seq * kHeads * headDim');
       if (float32Overlap(x, xLoc, total, k, kLoc, kTotal)) {
         throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
@@ -343,7 +369,14 @@ class Rope {
     const p = o.positions;
     let rows = S;
     let positions = null;
-    if (p !== undefined && p !== null) {
+    if (p !== undefined && p !== null && st.mrope !== null) {
+      // M-RoPE: three streams [t, h, w] of seq or batch * seq positions each
+      rows = mropeRows(APPLY, 'options.positions', p);
+      if (rows !== S && rows !== B * S) {
+        throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+      }
+      positions = p;
+    } else if (p !== undefined && p !== null) {
       rows = positionsLength(APPLY, 'options.positions', p);
       if (rows !== S && rows !== B * S) {
         throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
@@ -356,22 +389,36 @@ class Rope {
     // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
     // inverse rotation divides the factor back out: inverse(apply(x)) == x.
     const extra = inverse ? st.inverseScale : 1;
-    if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    if (st.mrope !== null && positions !== null) {
+      if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
     const cosPtr = st.tabPtr;
     const sinPtr = cosPtr + st.tabCap * 4;
 
     const ex = st.ctx.exports;
     const perBatch = rows !== S ? 1 : 0;
     const rotation = inverse ? st.rotateInverse : st.rotateForward;
-    const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
-    const kPtr = hasK ? stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY) : 0;
-    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation));
+    let xPtr;
+    let kPtr = 0;
+    if (dtype === 0) {
+      xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
+      if (hasK) kPtr = stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY);
+    } else {
+      // both blocks first, then the copies: no allocation after a copy
+      xPtr = heap.scratch(SLOT.X, total * 2, APPLY, 'a copy of the 16-bit x');
+      if (hasK) kPtr = heap.scratch(SLOT.K, kTotal * 2, APPLY, 'a copy of the 16-bit options.k');
+      halfIn(heap, x, xPtr, total);
+      if (hasK) halfIn(heap, k, kPtr, kTotal);
+    }
+    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (hasK) {
-      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation));
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation, dtype));
       if (status !== 0) throw st.ctx.statusError(APPLY, status);
-      if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
+      if (dtype !== 0) halfOut(heap, k, kPtr, kTotal);
+      else if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
     }
+    if (dtype !== 0) return halfOut(heap, x, xPtr, total);
     return returnFloat32(heap, x, xLoc, xPtr, total);
   }
 
@@ -383,7 +430,9 @@ class Rope {
     const where = 'rope.rerotate';
     const st = Rope.live(this, where);
     const { heap, exports: ex } = st.ctx;
-    checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
+    // M-RoPE: a delta per axis [dt, dh, dw] (mrope.js); a number shifts all three
+    const deltas = st.mrope !== null && typeof delta === 'object' && delta !== null ? mropeDeltas(where, delta) : null;
+    if (deltas === null) checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
     const o = checkOptions(where, 'options', options);
     checkKnownKeys(where, 'options', o, REROTATE_KEYS);
     const D = st.headDim;
@@ -408,6 +457,16 @@ class Rope {
     // Dense: every head vector turns by the same angle, so the layout does not matter here.
     const xLoc = locateFloat32(heap, x, total, where, 'x');
     const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
+    if (deltas !== null) {
+      // the positive parts forward, the negative ones inverse: rotations of a pair commute
+      for (const [pos3, inverse] of [[deltas.map((d) => Math.max(d, 0)), false], [deltas.map((d) => Math.max(-d, 0)), true]]) {
+        if (total === 0 || (pos3[0] === 0 && pos3[1] === 0 && pos3[2] === 0)) continue;
+        const { cosPtr, sinPtr } = mropeRow(st, where, pos3, sl, 1 / st.scale);
+        const rotation = inverse ? st.rotateInverse : st.rotateForward;
+        check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
+      }
+      return returnFloat32(heap, x, xLoc, xPtr, total);
+    }
     if (delta !== 0 && total !== 0) {
       // Every head vector is a row of the (rows, 1, 1, headDim) view of x.
       const { cosPtr, sinPtr } = rerotateTable(st, where, delta, 1, sl);
@@ -432,12 +491,21 @@ class Rope {
 }
 if (typeof Symbol.dispose === 'symbol') Rope.prototype[Symbol.dispose] = Rope.prototype.free;
 
-/** options.positions: length seq (shared by the batch) or batch * seq; values are checked when a table is built. */
-function readPositions(st, o, B, S) {
+/**
+ * options.positions: length seq (shared by the batch) or batch * seq (M-RoPE: three such streams); values are
+ * checked when a table is built. Builds (or reuses) the rope's table for them; returns the row count.
+ */
+function stridedTable(st, o, B, S, seqLen, extra) {
   const p = o.positions;
   let rows = S;
   let positions = null;
-  if (p !== undefined && p !== null) {
+  if (p !== undefined && p !== null && st.mrope !== null) {
+    rows = mropeRows(APPLY, 'options.positions', p);
+    if (rows !== S && rows !== B * S) {
+      throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+    }
+    positions = p;
+  } else if (p !== undefined && p !== null) {
     rows = positionsLength(APPLY, 'options.positions', p);
     if (rows !== S && rows !== B * S) {
       throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
@@ -447,7 +515,10 @@ function readPositions(st, o, B, S) {
   if (rows * st.nFreq > MAX_TENSOR_LENGTH) {
     throw new RangeError(`${APPLY}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${rows * st.nFreq}`);
   }
-  return { positions, rows };
+  if (st.mrope !== null && positions !== null) {
+    if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  return rows;
 }
 
 /**
@@ -474,8 +545,8 @@ function rerotateTable(st, where, delta, rows, sl) {
  * the kernel is the view's first element, so the C offset stays 0) and marks the block as not what
  * applyConfig() last wrote. clearStrides() puts the dense zeros back.
  */
-function stridedConfig(st, B, S, H, layout, perBatch, rotation, v) {
-  applyConfig(st, B, S, H, layout, perBatch, rotation);
+function stridedConfig(st, B, S, H, layout, perBatch, rotation, v, dtype = 0) {
+  applyConfig(st, B, S, H, layout, perBatch, rotation, dtype);
   st.applied[0] = -1;
   const i32 = st.ctx.heap.i32;
   const p = st.applyPtr >>> 2;
@@ -503,47 +574,73 @@ function clearStrides(st) {
   st.applied[0] = -1;
 }
 
-/** A Float32Array over elements [from, to) of a staged array x, without x's own (overridable) methods. */
-function spanOf(x, from, to) {
-  return new Float32Array(viewBuffer(x), viewByteOffset(x) + from * 4, to - from);
+/**
+ * A view over elements [from, to) of a staged array x of `esz`-byte elements, made without x's own
+ * (overridable) methods: a Float32Array for float32, the bytes (Uint8Array) for 16-bit data.
+ */
+function spanOf(x, from, to, esz) {
+  return esz === 4
+    ? new Float32Array(viewBuffer(x), viewByteOffset(x) + from * 4, to - from)
+    : new Uint8Array(viewBuffer(x), viewByteOffset(x) + from * 2, (to - from) * 2);
 }
 
-/** Copies span view `span` into scratch slot `slot`; returns the pointer. */
+/** Copies span view `span` (spanOf) into scratch slot `slot`; returns the pointer. */
 function stageSpan(heap, span, slot, where) {
-  const n = span.length;
-  const ptr = heap.scratch(slot, n * 4, where, 'a copy of the span of a Float32Array argument that the call touches');
-  heap.f32.set(span, ptr >>> 2);
+  const bytes = span.byteLength;
+  const ptr = heap.scratch(slot, bytes, where, 'a copy of the span of an array argument that the call touches');
+  if (span instanceof Float32Array) heap.f32.set(span, ptr >>> 2);
+  else heap.u8.set(span, ptr);
   return ptr;
+}
+
+/** Copies the staged span back from ptr. */
+function unstageSpan(heap, span, ptr) {
+  if (span instanceof Float32Array) typedArraySet(span, heap.f32.subarray(ptr >>> 2, (ptr >>> 2) + span.length));
+  else typedArraySet(span, heap.u8.subarray(ptr, ptr + span.length));
+}
+
+/**
+ * Locates a strided argument: [length, loc] with loc its byte pointer in wasm memory (float32 tensors and views
+ * of wasm memory: rotated in place) or -1 (copied: any staged Float32Array, and 16-bit data always).
+ */
+function locateStrided(heap, a, name, dtype) {
+  if (dtype === 0) {
+    const len = float32Length(heap, a, APPLY, name);
+    return [len, locateFloat32(heap, a, len, APPLY, name)];
+  }
+  const len = viewLength(a);
+  checkHalf(APPLY, name, a, len, dtype);
+  return [len, -1];
 }
 
 /** rope.apply with strides / offsets (see rope-view.js for the view and the checks). */
 function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, bhsd, seqLen, inverse, rotation) {
   const heap = st.ctx.heap;
   const D = st.headDim;
+  const dtype = resolveDtype(APPLY, o.dtype, x);
+  const esz = dtype === 0 ? 4 : 2;
   // locate before anything is allocated (an allocation may detach a view of wasm memory)
-  const xLen = float32Length(heap, x, APPLY, 'x');
-  const xLoc = locateFloat32(heap, x, xLen, APPLY, 'x');
+  const [xLen, xLoc] = locateStrided(heap, x, 'x', dtype);
   const xv = resolveView(APPLY, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
   let kLoc = -1;
   let kv = null;
   let shared = false; // x and k are staged arrays whose touched spans share a buffer and intersect
   if (k !== null) {
-    const kLen = float32Length(heap, k, APPLY, 'options.k');
-    kLoc = locateFloat32(heap, k, kLen, APPLY, 'options.k');
+    const [kLen, kl] = locateStrided(heap, k, 'options.k', dtype);
+    kLoc = kl;
     kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView);
     // x and k in the same memory (wasm memory, or one buffer of staged arrays): element addresses there
     const inWasm = xLoc !== -1;
     if (inWasm === (kLoc !== -1) && (inWasm || viewBuffer(x) === viewBuffer(k))) {
-      const bx = inWasm ? xLoc / 4 : viewByteOffset(x) / 4;
-      const bk = inWasm ? kLoc / 4 : viewByteOffset(k) / 4;
-      const why = viewsOverlap(xv, kv, bk + kv.off - (bx + xv.off), B, S, H, kH, D);
+      const bx = inWasm ? xLoc / esz : viewByteOffset(x) / esz;
+      const bk = inWasm ? kLoc / esz : viewByteOffset(k) / esz;
+      const why = Number.isInteger(bk - bx) ? viewsOverlap(xv, kv, bk + kv.off - (bx + xv.off), B, S, H, kH, D) : 'x and options.k are not aligned to each other';
       if (why !== null) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once): ${why}`);
       shared = !inWasm && bx + xv.off < bk + kv.end && bk + kv.off < bx + xv.end;
     }
   }
-  const { positions, rows } = readPositions(st, o, B, S);
   const extra = inverse ? st.inverseScale : 1;
-  if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  const rows = stridedTable(st, o, B, S, seqLen, extra);
   const cosPtr = st.tabPtr;
   const sinPtr = cosPtr + st.tabCap * 4;
   const perBatch = rows !== S ? 1 : 0;
@@ -551,45 +648,46 @@ function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, bhsd, se
   // the pointers the kernel works on: a view's first element, in place or in a copy of the touched span
   let xSpan = null;
   let kSpan = null;
-  let xPtr;
   let xSpanPtr = 0;
-  let kPtr = 0;
-  if (xLoc !== -1) xPtr = xLoc + xv.off * 4;
-  if (kv !== null && kLoc !== -1) kPtr = kLoc + kv.off * 4;
+  let xPtr = xLoc !== -1 ? xLoc + xv.off * esz : 0;
+  let kPtr = kv !== null && kLoc !== -1 ? kLoc + kv.off * esz : 0;
   if (shared) {
     // one copy of the union of both spans, so neither copy-back undoes the other's rotation
-    const kShift = (viewByteOffset(k) - viewByteOffset(x)) / 4; // k's element 0 in x's coordinates
+    const kShift = (viewByteOffset(k) - viewByteOffset(x)) / esz; // k's element 0 in x's coordinates
     const from = Math.min(xv.off, kShift + kv.off);
     const to = Math.max(xv.end, kShift + kv.end);
-    xSpan = new Float32Array(viewBuffer(x), viewByteOffset(x) + from * 4, to - from);
+    xSpan = spanOf(x, from, to, esz);
     xSpanPtr = stageSpan(heap, xSpan, SLOT.X, APPLY);
-    xPtr = xSpanPtr + (xv.off - from) * 4;
-    kPtr = xSpanPtr + (kShift + kv.off - from) * 4;
+    xPtr = xSpanPtr + (xv.off - from) * esz;
+    kPtr = xSpanPtr + (kShift + kv.off - from) * esz;
   } else {
-    if (xLoc === -1) {
-      xSpan = spanOf(x, xv.off, xv.end);
-      xSpanPtr = xPtr = stageSpan(heap, xSpan, SLOT.X, APPLY);
-    }
-    if (kv !== null && kLoc === -1) {
-      kSpan = spanOf(k, kv.off, kv.end);
-      kPtr = stageSpan(heap, kSpan, SLOT.K, APPLY);
-    }
+    // both blocks first, then the copies: no allocation after a copy
+    if (xLoc === -1) xSpan = spanOf(x, xv.off, xv.end, esz);
+    if (kv !== null && kLoc === -1) kSpan = spanOf(k, kv.off, kv.end, esz);
+    if (xSpan !== null) xSpanPtr = xPtr = heap.scratch(SLOT.X, xSpan.byteLength, APPLY, 'a copy of the span of x that the call touches');
+    if (kSpan !== null) kPtr = heap.scratch(SLOT.K, kSpan.byteLength, APPLY, 'a copy of the span of options.k that the call touches');
+    if (xSpan !== null) copySpanIn(heap, xSpan, xPtr);
+    if (kSpan !== null) copySpanIn(heap, kSpan, kPtr);
   }
   const ex = st.ctx.exports;
   try {
-    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, perBatch, rotation, xv));
+    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (kv !== null) {
-      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv));
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype));
       if (status !== 0) throw st.ctx.statusError(APPLY, status);
     }
   } finally {
     clearStrides(st);
   }
-  const f32 = heap.f32;
-  if (xSpan !== null) typedArraySet(xSpan, f32.subarray(xSpanPtr >>> 2, (xSpanPtr >>> 2) + xSpan.length));
-  if (kSpan !== null) typedArraySet(kSpan, f32.subarray(kPtr >>> 2, (kPtr >>> 2) + kSpan.length));
+  if (xSpan !== null) unstageSpan(heap, xSpan, xSpanPtr);
+  if (kSpan !== null) unstageSpan(heap, kSpan, kPtr);
   return xLoc === -1 ? x : returnFloat32(heap, x, xLoc, xLoc, xLen);
+}
+
+function copySpanIn(heap, span, ptr) {
+  if (span instanceof Float32Array) heap.f32.set(span, ptr >>> 2);
+  else heap.u8.set(span, ptr);
 }
 
 /**
@@ -609,7 +707,7 @@ function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
   if (xLoc !== -1) {
     xPtr = xLoc + v.off * 4;
   } else {
-    span = spanOf(x, v.off, v.end);
+    span = spanOf(x, v.off, v.end, 4);
     xPtr = stageSpan(heap, span, SLOT.X, where);
   }
   if (delta !== 0) {
@@ -626,7 +724,7 @@ function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
     }
   }
   if (span !== null) {
-    typedArraySet(span, heap.f32.subarray(xPtr >>> 2, (xPtr >>> 2) + span.length));
+    unstageSpan(heap, span, xPtr);
     return x;
   }
   return returnFloat32(heap, x, xLoc, xLoc, xLen);
@@ -650,9 +748,10 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   const layout = ctx.ropeLayout;
   const cfg = writeRopeConfig(ctx, request);
   // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it), zeroed so
-  // fields this wrapper does not set keep their zero default
-  const ptr = heap.malloc(layout.ropeSize + layout.apply.size, where, 'the pe_rope');
-  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + layout.apply.size);
+  // fields this wrapper does not set keep their zero default, then its pe_mrope_config (int32s)
+  const extraSize = layout.apply.size + layout.mrope.size;
+  const ptr = heap.malloc(layout.ropeSize + extraSize, where, 'the pe_rope');
+  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + extraSize);
   const status = ex.pe_rope_init(ptr, cfg);
   if (status !== 0) {
     heap.free(ptr);
@@ -669,12 +768,15 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     );
   }
   const config = readResolvedConfig(ctx, ptr, request);
+  if (request.mrope) config.mrope = request.mrope;
   const { limits } = ctx;
   const st = {
     ctx,
     ptr,
     applyPtr: ptr + layout.ropeSize,
-    applied: new Int32Array(6).fill(-1), // what the apply config block holds (-1: nothing yet)
+    mrope: request.mrope ?? null, // mrope.js: { section, interleaved }
+    mropePtr: ptr + layout.ropeSize + layout.apply.size,
+    applied: new Int32Array(7).fill(-1), // what the apply config block holds (-1: nothing yet)
     xView: newView(), // strided calls: x's and k's resolved views (rope-view.js), reused
     kView: newView(),
     config,
@@ -698,6 +800,7 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     tabExtra: 1,
     tabPos: new Int32Array(0),
   };
+  if (st.mrope !== null) writeMropeConfig(st);
   return new Rope(st);
 }
 
@@ -719,5 +822,8 @@ export function ropeHandle(ctx, rope, where, name) {
     throw new TypeError(`${where}: ${name} is a rope of another posenc instance (made by a different init())`);
   }
   if (st.ptr === 0) throw new TypeError(`${where}: ${name} is a rope that was freed`);
+  if (st.mrope !== null) {
+    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream, so it does not take M-RoPE ropes yet: rotate q and k with rope.apply(x, { positions }) and pass no rope`);
+  }
   return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq };
 }
