@@ -4,6 +4,8 @@
 // rotation is what is compared).
 //   node bench/strided.mjs [--rounds N]
 // Prints one line per workload: dense and strided time per call (median of rounds) and strided / dense.
+// The same kernel rotates the same bytes either way; a per-token fused buffer interleaves the untouched v
+// (and, for the q pass, k) between the tokens' q blocks, so the memory system streams it less well.
 import { init } from '../web/src/index.js';
 import { loop, fillRandom } from '../web/widgets/lib/measure.js';
 
@@ -74,6 +76,8 @@ function cache({ name, B, KV, C, S, D }) {
 const rows = [
   fused({ name: 'fused QKV decode [1, 1, (32 + 2*8)*128]', B: 1, S: 1, H: 32, KV: 8, D: 128 }),
   fused({ name: 'fused QKV prefill [1, 512, (32 + 2*8)*128]', B: 1, S: 512, H: 32, KV: 8, D: 128 }),
+  // past the last-level cache for both forms (48 MB of qkv; dense q + k 40 MB): the memory-bound regime
+  fused({ name: 'fused QKV prefill [1, 2048, (32 + 2*8)*128]', B: 1, S: 2048, H: 32, KV: 8, D: 128 }),
   cache({ name: 'bhsd cache 512 of 2048 slots [1, 8, 2048, 128]', B: 1, KV: 8, C: 2048, S: 512, D: 128 }),
 ];
 const us = (s) => `${(s * 1e6).toFixed(2)} us`;

@@ -111,6 +111,22 @@ export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, len
   }
   // no two head vectors overlap: the axes with more than one element, sorted by stride, nest (the smallest
   // stride >= headDim, each next one >= the previous stride * its count), as the C core requires too
+  const bad = nestFailure(B, S, H, sb, ss, sh, D);
+  if (bad !== -1) throw overlapError(where, names, bad, bad === 0 ? D : nestStride[bad - 1] * nestCount[bad - 1], D);
+  v.off = off;
+  v.sb = sb;
+  v.ss = ss;
+  v.sh = sh;
+  v.end = end;
+  return v;
+}
+
+/**
+ * -1 when the (B, S, H) head vectors of D floats at strides (sb, ss, sh) do not overlap (the axes of more than
+ * one element, sorted by stride, nest), else the sorted index of the first axis that breaks it (nestAxis,
+ * nestStride and nestCount then describe the sorted axes).
+ */
+export function nestFailure(B, S, H, sb, ss, sh, D) {
   let m = 0;
   if (B > 1) (nestStride[m] = sb), (nestCount[m] = B), (nestAxis[m++] = 0);
   if (S > 1) (nestStride[m] = ss), (nestCount[m] = S), (nestAxis[m++] = 1);
@@ -130,15 +146,10 @@ export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, len
   }
   let need = D;
   for (let i = 0; i < m; i++) {
-    if (nestStride[i] < need) throw overlapError(where, names, i, need, D);
+    if (nestStride[i] < need) return i;
     need = nestStride[i] * nestCount[i];
   }
-  v.off = off;
-  v.sb = sb;
-  v.ss = ss;
-  v.sh = sh;
-  v.end = end;
-  return v;
+  return -1;
 }
 
 function extentError(where, names, off, counts, st, terms, end, length) {

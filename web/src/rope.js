@@ -20,7 +20,7 @@ import {
   stageInt32s,
 } from './memory.js';
 import { viewBuffer, viewByteOffset, viewLength, typedArraySet } from './typed-arrays.js';
-import { readShape, resolveView, viewsOverlap, newView } from './rope-view.js';
+import { readShape, resolveView, viewsOverlap, newView, nestFailure } from './rope-view.js';
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
@@ -670,8 +670,26 @@ function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, bhsd, se
     if (kSpan !== null) copySpanIn(heap, kSpan, kPtr);
   }
   const ex = st.ctx.exports;
+  // A per-token fused QKV buffer (k's heads continue q's: same batch, seq and heads strides, k's first head
+  // where q's heads + 1 would be) is one view of heads + kHeads heads: rotated in one pass over each token's
+  // q | k block instead of two passes over the buffer. Each head vector gets the same arithmetic either way.
+  let merged = false;
+  if (kv !== null && xv.sb === kv.sb && xv.ss === kv.ss) {
+    const sh = H > 1 ? xv.sh : kH > 1 ? kv.sh : D;
+    if ((H === 1 || kH === 1 || xv.sh === kv.sh) && kPtr === xPtr + H * sh * esz && nestFailure(B, S, H + kH, xv.sb, xv.ss, sh, D) === -1) {
+      merged = true;
+      st.kView.sh = sh; // the merged view: x's batch and seq strides, heads stride sh
+      st.kView.sb = xv.sb;
+      st.kView.ss = xv.ss;
+    }
+  }
   try {
-    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype));
+    if (merged) {
+      const status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H + kH, layout, perBatch, rotation, st.kView, dtype));
+      if (status !== 0) throw st.ctx.statusError(APPLY, status);
+      kv = null;
+    }
+    let status = merged ? 0 : ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (kv !== null) {
       status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype));
