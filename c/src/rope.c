@@ -371,8 +371,7 @@ PE_INLINE void pe__apply16(uint16_t *x, const float *cos, const float *sin, int3
  * axis whole (stride_k+1 >= stride_k * count_k), i.e. the axes nest. Every product is checked in uint64_t. */
 static pe_status pe__apply_view(pe__apply_geom *g, const pe_rope_apply_config *cfg, int32_t head_dim) {
     const int64_t D = head_dim, B = cfg->batch, S = cfg->seq, H = cfg->heads;
-    const pe_strides *st = &cfg->strides;
-    if (st->batch < 0 || st->seq < 0 || st->heads < 0 || cfg->offset < 0) return PE_ERR_SHAPE;
+    const pe_strides *st = &cfg->strides; /* signs checked by pe_rope_apply, before an empty call returns */
     /* a dense stride itself can pass 2^63 for absurd sizes: check the product before forming it */
     const int64_t f3[3] = {S, H, D};
     if (pe__count(PE__MAX_FLOATS, 3, f3) > PE__MAX_FLOATS) return PE_ERR_SHAPE;
@@ -427,6 +426,9 @@ pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const fl
     if (cfg->layout != PE_LAYOUT_BSHD && cfg->layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
     if (cfg->rotation != PE_ROTATE_FORWARD && cfg->rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
     if (cfg->dtype < 0 || cfg->dtype >= PE_DTYPE_COUNT) return PE_ERR_FIELD_VALUE;
+    /* a call is validated before it is found empty (posenc.h, Sizes), so a bad view is refused even then */
+    const pe_strides *vs = &cfg->strides;
+    if (vs->batch < 0 || vs->seq < 0 || vs->heads < 0 || cfg->offset < 0) return PE_ERR_SHAPE;
     if ((int64_t)batch * seq == 0) return PE_OK;
     if (!x || !cos || !sin) return PE_ERR_NULL;
     /* every index below is a size_t product of these: the view and the tables must be addressable */
