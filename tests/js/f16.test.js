@@ -110,7 +110,7 @@ for (const build of BUILDS) {
               const bits = Uint16Array.from(x32, (v) => encode(dtype, v));
               const xin = Float64Array.from(bits, (h) => decode(dtype, h));
               const want = refApply(xin, { shape, layout: 'bhsd', positions, invFreq, pairing, scale });
-              const out = rope.apply(bits, { shape, layout: 'bhsd', positions, dtype });
+              const out = rope.apply(bits, { shape: [B, H, S, D], layout: 'bhsd', positions, dtype }); // x.shape, [b, h, s, d]
               assert.equal(out, bits, 'rotated in place, x returned');
               let amax = 0;
               for (const v of xin) amax = Math.max(amax, Math.abs(v));
@@ -219,7 +219,7 @@ test('16-bit apply: SIMD and scalar builds give the same bits', async () => {
     const outs = [simd, scalar].map((pe) => {
       const rope = pe.rope(opts);
       try {
-        return rope.apply(Uint16Array.from(x), { shape: [B, S, H, D], layout, positions, dtype, inverse });
+        return rope.apply(Uint16Array.from(x), { shape: { batch: B, seq: S, heads: H, headDim: D }, layout, positions, dtype, inverse });
       } finally {
         rope.free();
       }

@@ -61,11 +61,11 @@ for (const { name, pe } of builds) {
       const [B, H, S, D] = c.shape;
       const q = Float32Array.from(c.inputs.q);
       const k = Float32Array.from(c.inputs.k);
-      rope.apply(q, { shape: [B, S, H, D], layout: 'bhsd', positions: pos, k, kHeads: c.shape_k[1] });
+      rope.apply(q, { shape: [B, H, S, D], layout: 'bhsd', positions: pos, k, kHeads: c.shape_k[1] }); // x.shape, [b, h, s, d]
       assert.ok(maxAbsDiff(q, e.q_embed_f64) <= tolQk, `q err ${maxAbsDiff(q, e.q_embed_f64)}`);
       assert.ok(maxAbsDiff(k, e.k_embed_f64) <= tolQk, `k err ${maxAbsDiff(k, e.k_embed_f64)}`);
       // inverse undoes it (tables at 1/a)
-      rope.apply(q, { shape: [B, S, H, D], layout: 'bhsd', positions: pos, inverse: true });
+      rope.apply(q, { shape: [B, H, S, D], layout: 'bhsd', positions: pos, inverse: true });
       assert.ok(maxAbsDiff(q, c.inputs.q) <= 1e-5 * Math.max(1, a), `inverse err ${maxAbsDiff(q, c.inputs.q)}`);
       rope.free();
     });
@@ -107,7 +107,7 @@ test('SIMD and scalar give the same M-RoPE tables and rotations bit for bit (ran
       const rope = pe.rope(c.options);
       const t = rope.cosSin(c.pos);
       const x = c.x.slice();
-      rope.apply(x, { shape: [c.B, c.S, c.H, c.options.headDim], layout: c.layout, positions: c.pos });
+      rope.apply(x, { shape: { batch: c.B, seq: c.S, heads: c.H, headDim: c.options.headDim }, layout: c.layout, positions: c.pos });
       rope.free();
       return [t.cos, t.sin, x];
     });
@@ -135,7 +135,7 @@ for (const { name, pe } of builds) {
       assert.deepEqual(new Uint32Array(tm.sin.buffer), new Uint32Array(tp.sin.buffer), `trial ${trial} sin`);
       const xm = c.x.slice();
       const xp = c.x.slice();
-      const shape = [c.B, c.S, c.H, c.options.headDim];
+      const shape = { batch: c.B, seq: c.S, heads: c.H, headDim: c.options.headDim };
       m.apply(xm, { shape, layout: c.layout, positions: three });
       p.apply(xp, { shape, layout: c.layout, positions: one });
       assert.deepEqual(new Uint32Array(xm.buffer), new Uint32Array(xp.buffer), `trial ${trial} apply`);

@@ -92,7 +92,7 @@ type _withSeqLen = Expect<Equal<typeof withSeqLen, { cos: Float32Array; sin: Flo
 use(tablesNull);
 
 const x = new Float32Array(2 * 3 * 4 * 64);
-const same = r1.apply(x, { shape: [2, 3, 4, 64], layout: 'bhsd', positions: Int32Array.of(7, 8, 9), inverse: true, seqLen: 10 });
+const same = r1.apply(x, { shape: [2, 4, 3, 64], layout: 'bhsd', positions: Int32Array.of(7, 8, 9), inverse: true, seqLen: 10 }); // [b, h, s, d]
 type _applyArray = Expect<Equal<typeof same, typeof x>>; // in place: x's own type back
 r1.apply(x, { shape: [2, 3, 4, 64], positions: [0, 1, 2, 10, 11, 12] }); // per sequence: batch * seq positions
 const k = pe.tensor(2 * 3 * 2 * 64);
@@ -106,6 +106,13 @@ r1.apply(x, { shape: [2, 3, 4, 64], position: [0] });
 // @ts-expect-error x is float data
 r1.apply([1, 2, 3], { shape: [1, 1, 1, 2] });
 
+// strided views: fused QKV (k in the same buffer), named shapes, a cache with spare capacity
+r1.apply(x, { shape: { batch: 1, seq: 3, heads: 2 }, strides: { batch: 768, seq: 256, heads: 64 }, offset: 0, k: x, kHeads: 1, kStrides: { seq: 256 }, kOffset: 128 });
+r1.rerotate(x, 2, { shape: [1, 2, 3, 64], layout: 'bhsd', strides: { batch: 1024, seq: 64, heads: 512 }, offset: 64 });
+// @ts-expect-error strides is an object, not an array
+r1.apply(x, { shape: [2, 3, 4, 64], strides: [768, 256, 64] });
+// @ts-expect-error a named shape has no 'head' key
+r1.apply(x, { shape: { batch: 1, seq: 3, head: 2 } });
 const moved = r1.rerotate(k, -5, { shape: [2, 3, 2, 64], layout: 'bshd' });
 type _rerotate = Expect<Equal<typeof moved, Tensor>>;
 r1.rerotate(x, 3);

@@ -191,11 +191,50 @@ export interface RopeConfig extends RopeOptions {
   scaling: RopeScaling & { type: RopeType };
 }
 
+/** rope.apply's and rope.rerotate's named shape; headDim, when given, must be the rope's. */
+export interface RopeShape {
+  batch: number;
+  seq: number;
+  heads: number;
+  headDim?: number;
+}
+
+/**
+ * A shape: named, or an array in the tensor's own memory order, what x.shape prints in PyTorch / ORT:
+ * [batch, seq, heads, headDim] for 'bshd', [batch, heads, seq, headDim] for 'bhsd'. (Before issue 11 the
+ * array was [batch, seq, heads, headDim] whatever the layout.)
+ */
+export type RopeShapeInput = RopeShape | readonly [number, number, number, number] | ArrayLike<number>;
+
+/**
+ * Element strides of a view of head vectors (headDim stays contiguous): head (b, s, h) starts at element
+ * offset + b·batch + s·seq + h·heads. Each omitted one is the dense stride of the shape in the layout.
+ * Integers ≥ 0; head vectors that would overlap are a RangeError, and so is any element past the array.
+ *   fused per-token QKV [b, s, (h + 2kv)·d]:  q { batch: s·w, seq: w, heads: d }, offset 0; k the same, kOffset h·d
+ *                                             (w = (h + 2kv)·d: Phi-3 qkv_proj, Llama fused)
+ *   fused per-head QKV [b, s, h, 3d]:         q and k { batch: s·h·3d, seq: h·3d, heads: 3d }, offsets 0 and d
+ *                                             (GPT-NeoX, BLOOM query_key_value)
+ *   bhsd KV cache of C slots per head:        { batch: kv·C·d, seq: d, heads: C·d }, offset t0·d for slots t0 ..
+ */
+export interface RopeStrides {
+  batch?: number;
+  seq?: number;
+  heads?: number;
+}
+
 export interface ApplyOptions {
-  /** [batch, seq, heads, headDim]: the logical sizes, whatever the layout. */
-  shape: readonly [number, number, number, number] | ArrayLike<number>;
+  /** See RopeShapeInput: named, or an array in x's own memory order ([b, h, s, d] for 'bhsd'). */
+  shape: RopeShapeInput;
   /** Memory order of x; default 'bshd'. */
   layout?: Layout;
+  /**
+   * x is a strided view (RopeStrides): only its head vectors are read and written, the rest of the array is
+   * left as it is. A pe.tensor is rotated where it lies (zero-copy); a Float32Array has the span the call
+   * touches (offset .. the furthest element) copied in and out. Default: dense.
+   */
+  strides?: RopeStrides | null;
+  /** Element of x where head (0, 0, 0) starts; default 0. */
+  offset?: number | null;
   /**
    * Length seq (shared by the batch) or batch * seq (one row per sequence: left padding, packing).
    * Default 0 .. seq-1.
@@ -218,9 +257,18 @@ export interface ApplyOptions {
   k?: FloatInput | Uint16Array | null;
   /**
    * Heads of k (grouped-query / multi-query attention: fewer key heads than query heads); default
-   * shape[2]. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide shape[2].
+   * the shape's heads. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide heads.
    */
   kHeads?: number;
+  /**
+   * k's view (RopeStrides; only with k; default dense for k's own shape). k may be the same array as x (a fused
+   * QKV buffer, copied once when it is a Float32Array): the q and k head vectors must not share an element
+   * (a RangeError; q and k with different batch/seq strides, or heads interleaved at different strides, are
+   * refused when they could meet).
+   */
+  kStrides?: RopeStrides | null;
+  /** Element of k where its head (0, 0, 0) starts; default 0. Only with k. */
+  kOffset?: number | null;
   /**
    * Storage type of x (and k); default 'float32', or 'float16' for a Float16Array. 16-bit data are a Uint16Array
    * of raw bits (either type) or a Float16Array (float16); rotated in float32 arithmetic, rounded to nearest
@@ -241,9 +289,15 @@ export interface CosSinOptions {
 }
 
 export interface RerotateOptions {
-  /** Optional: checked against x when given; every head vector turns by the same angle whatever the layout. */
-  shape?: readonly [number, number, number, number] | ArrayLike<number>;
+  /**
+   * Optional (required with strides or offset): checked against x when given (RopeShapeInput: an array is in
+   * the layout's memory order); every head vector turns by the same angle whatever the layout.
+   */
+  shape?: RopeShapeInput;
   layout?: Layout;
+  /** Re-rotate only the head vectors of this view (e.g. the used slots of a KV cache with spare capacity). */
+  strides?: RopeStrides | null;
+  offset?: number | null;
   /** Which frequencies (dynamic, longrope); default none (HF's seq_len=None). */
   seqLen?: number;
 }
@@ -292,6 +346,16 @@ export interface Rope {
    * once. Positions are compared by value (n integers, far less than building n · nFreq angles), so an array
    * mutated in place is noticed. Otherwise a call costs its argument checks and the kernels: nothing is
    * allocated in the steady state.
+   *
+   * Dynamic and LongRoPE with a KV cache: their frequencies depend on the sequence length, and Hugging Face
+   * keeps each cached key with the rotation of the step that produced it, choosing that step's seq_len as
+   * max(position_ids) + 1 over the whole batch. Do the same: at each step, rotate the new keys once, where they
+   * sit in the cache (strides / offset), with rope.apply(kCache, { positions, seqLen }) and seqLen = the
+   * largest position of the step's tokens in any sequence + 1; then attend with pe.attention(q, kCache, v,
+   * { rope, kRotated: true, seqLen }) at the same seqLen, so only q is rotated. Keys from before the
+   * short -> long switch then keep their short rotation, as in HF. Rotating the raw cache again at a later
+   * seqLen (kRotated false) is not what HF computes once the cache crosses the switch. Tested against a
+   * float64 reference across the switch in tests/js/strides-kvcache.test.js.
    */
   apply<T extends FloatInput | Uint16Array>(x: T, options: ApplyOptions): T;
   /**

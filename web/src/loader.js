@@ -175,7 +175,7 @@ export function checkComputation(pe) {
     // x: (1 batch, 1 head, 3 positions, 36) bhsd, half-split pairs (i, i + 18)
     const x = new Float32Array(3 * 36);
     for (let i = 0; i < x.length; i++) x[i] = Math.fround(Math.sin(i * 0.37) + 0.25);
-    const y = r.apply(Float32Array.from(x), { shape: [1, 3, 1, 36], layout: 'bhsd', positions: [3, 500, 77777] });
+    const y = r.apply(Float32Array.from(x), { shape: [1, 1, 3, 36], layout: 'bhsd', positions: [3, 500, 77777] });
     const pos = [3, 500, 77777];
     for (let s = 0; s < 3; s++) {
       for (let i = 0; i < 18; i++) {

@@ -4,7 +4,8 @@
 // float32 arithmetic, rounded to nearest even on store) and copied back: the array is rotated in place.
 
 import { typeError, checkEnum } from './errors.js';
-import { typedArrayTag, viewLength, isDetached, overlaps } from './memory.js';
+import { typedArrayTag, viewLength, isDetached } from './typed-arrays.js';
+import { overlaps } from './memory.js';
 
 export const DTYPES = Object.freeze(['float32', 'float16', 'bfloat16']);
 /** pe_dtype values */
