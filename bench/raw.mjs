@@ -95,7 +95,7 @@ export function rawApplyConfig(raw, { batch, seq, heads, layout = 0, perBatchRow
   const cfg = raw.malloc(size);
   new Uint8Array(raw.memory.buffer, cfg, size).fill(0);
   const dv = new DataView(raw.memory.buffer);
-  [batch, seq, heads, layout, perBatchRows, rotation].forEach((v, i) => dv.setInt32(cfg + offs[i], v, true));
+  [batch, seq, heads, layout, perBatchRows, rotation].forEach((v, i) => dv.setInt32(cfg + offs[i], v, true)); // strides, offset: 0 (dense)
   return cfg;
 }
 

@@ -84,7 +84,7 @@ typedef enum pe_status {
                                   count cannot be addressed with size_t (see "Sizes" above) */
     PE_ERR_SEQ_LEN,            /* seq_len is negative (other than PE_SEQ_LEN_FROM_POSITIONS) */
     PE_ERR_HEADS,              /* kv_heads does not divide heads, or a head count is < 1 */
-    PE_ERR_SCALE,              /* a scale is not finite */
+    PE_ERR_SCALE,              /* a scale is not finite (pe_rope_cos_sin: or exceeds PE_ROPE_MAX_SCALE) */
     PE_ERR_OUT_OF_RANGE,       /* an index (a learned-table row) is past the end */
     PE_ERR_ATTENTION_FACTOR,   /* RoPE's attention factor (attention_factor, or the one yarn derives from
                                   mscale / mscale_all_dim, or longrope's) is not finite or its magnitude
@@ -213,24 +213,37 @@ pe_status pe_rope_inv_freq(double *inv_freq, double *attention_scaling, const pe
 pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions,
                           int32_t n_positions, int64_t seq_len, double extra_scale);
 
-/* What pe_rope_apply rotates, and how. Zero-initialise it: zero is BSHD, rows shared by the batch, forward.
- * Room to grow: the runtime API (16-bit storage, strides) appends `dtype` (0 -> float32), `strides`
- * { batch, seq, heads } in elements (0 -> dense) and `offset` (0 -> none) after the fields below, each with
- * zero meaning today's behaviour, so zero-initialised callers keep working; the JS reads the layout from
- * pe_abi_rope_apply_config_layout. */
+/* Element strides of a tensor of head vectors (head_dim stays contiguous); 0 -> the dense stride. */
+typedef struct pe_strides {
+    int64_t batch, seq, heads;
+} pe_strides;
+
+/* What pe_rope_apply rotates, and how. Zero-initialise it: zero is a dense BSHD tensor, rows shared by the
+ * batch, forward. strides and offset address a view, e.g. q or k inside a fused QKV projection output or a
+ * KV cache with spare capacity:
+ *   per-token fused [b, s, (h + 2 kv) d], k:  strides {s_len (h+2kv) d, (h+2kv) d, d}, offset h d
+ *   per-head fused  [b, s, h, 3 d],      k:  strides {s_len h 3d, h 3d, 3d},         offset d
+ *   bhsd cache of C positions per head:      layout BHSD, strides {kv C d, d, C d}
+ * The head vectors named must not overlap (PE_ERR_SHAPE), and offset plus the furthest of them must be
+ * addressable; that they lie inside the caller's array is the caller's (the JS wrapper's) check.
+ * Room to grow: the runtime API's 16-bit storage appends `dtype` (0 -> float32) after these fields. */
 typedef struct pe_rope_apply_config {
     int32_t batch;          /* count, >= 0 (0: nothing to do) */
     int32_t seq;            /* count, >= 0 */
     int32_t heads;          /* >= 1 (PE_ERR_HEADS) */
-    int32_t layout;         /* pe_layout; 0 -> BSHD (PE_ERR_LAYOUT if unknown) */
+    int32_t layout;         /* pe_layout; 0 -> BSHD (PE_ERR_LAYOUT if unknown): the dense strides, and the loop
+                               order (bshd: per token, every head; bhsd: per head pair, every position) */
     int32_t per_batch_rows; /* 0 -> cos/sin are (seq, n_freq), shared by the batch;
                                non-zero -> (batch * seq, n_freq), one row per token (left padding, packing) */
     int32_t rotation;       /* pe_rotation; 0 -> forward (PE_ERR_FIELD_VALUE if unknown) */
+    pe_strides strides;     /* elements, each >= 0; 0 -> dense for the layout (PE_ERR_SHAPE if negative) */
+    int64_t offset;         /* elements from x to head (0, 0, 0); >= 0 */
 } pe_rope_apply_config;
 
-/* Rotates x in place. x is (batch, seq, heads, head_dim) for BSHD or (batch, heads, seq, head_dim) for BHSD,
- * dense, as cfg says. cos/sin rows come from pe_rope_cos_sin (see per_batch_rows). Dimensions >= rot_dim
- * are untouched. x, cos and sin may be NULL when batch * seq is 0. */
+/* Rotates x in place: head vectors (b, s, h) of head_dim floats as cfg says (by default dense
+ * (batch, seq, heads, head_dim) for BSHD or (batch, heads, seq, head_dim) for BHSD). cos/sin rows come from
+ * pe_rope_cos_sin (see per_batch_rows). Dimensions >= rot_dim of each head are untouched. x, cos and sin
+ * may be NULL when batch * seq is 0. */
 pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin,
                         const pe_rope_apply_config *cfg);
 

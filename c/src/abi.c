@@ -42,7 +42,9 @@ static const int32_t pe__sinusoidal_config_layout[] = {
 
 #define PE__RA(field) PE__OFF_OF(pe_rope_apply_config, field)
 static const int32_t pe__rope_apply_config_layout[] = {
-    PE__RA(batch), PE__RA(seq), PE__RA(heads), PE__RA(layout), PE__RA(per_batch_rows), PE__RA(rotation),
+    PE__RA(batch),         PE__RA(seq),         PE__RA(heads),         PE__RA(layout),
+    PE__RA(per_batch_rows), PE__RA(rotation),   PE__RA(strides.batch), PE__RA(strides.seq),
+    PE__RA(strides.heads), PE__RA(offset),
     (int32_t) sizeof(pe_rope_apply_config),
 };
 

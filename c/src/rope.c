@@ -237,19 +237,23 @@ PE_INLINE void pe__rotate_heads(float *x, int32_t count, size_t stride, const fl
 
 #define PE__HEAD_GROUP 2 /* bhsd: heads rotated together per cos/sin row (see pe__apply) */
 
+/* Where x's head vectors are: head (b, s, h) starts at x + b*sb + s*ss + h*sh (elements), head_dim contiguous. */
+typedef struct pe__apply_geom {
+    size_t sb, ss, sh;
+} pe__apply_geom;
+
 PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t batch, int32_t seq, int32_t heads,
-                         int32_t head_dim, int32_t n, int bhsd, int per_batch_rows, const int interleaved,
+                         pe__apply_geom g, int32_t n, int bhsd, int per_batch_rows, const int interleaved,
                          const int inverse) {
-    size_t d = (size_t)head_dim;
     for (int32_t b = 0; b < batch; b++) {
         const float *cos_b = cos + (per_batch_rows ? (size_t)b * seq * n : 0);
         const float *sin_b = sin + (per_batch_rows ? (size_t)b * seq * n : 0);
+        float *xb = x + (size_t)b * g.sb;
         if (!bhsd) {
             /* (b, s): one cos/sin row, loaded once, serves every head of the token */
-            for (int32_t s = 0; s < seq; s++) {
-                float *xs = x + ((size_t)b * seq + s) * heads * d;
-                pe__rotate_heads(xs, heads, d, cos_b + (size_t)s * n, sin_b + (size_t)s * n, n, interleaved, inverse);
-            }
+            for (int32_t s = 0; s < seq; s++)
+                pe__rotate_heads(xb + (size_t)s * g.ss, heads, g.sh, cos_b + (size_t)s * n, sin_b + (size_t)s * n, n,
+                                 interleaved, inverse);
         } else {
             /* (b, group of PE__HEAD_GROUP heads): walk the sequence rotating the group's rows at s together, so
              * each cos/sin row is read once per group instead of once per head (the table is as large as a
@@ -257,18 +261,71 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
              * PE__HEAD_GROUP contiguous regions, which the hardware prefetchers follow. */
             for (int32_t h0 = 0; h0 < heads; h0 += PE__HEAD_GROUP) {
                 int32_t count = heads - h0 < PE__HEAD_GROUP ? heads - h0 : PE__HEAD_GROUP;
-                float *xh = x + ((size_t)b * heads + h0) * seq * d;
+                float *xh = xb + (size_t)h0 * g.sh;
                 for (int32_t s = 0; s < seq; s++)
-                    pe__rotate_heads(xh + (size_t)s * d, count, (size_t)seq * d, cos_b + (size_t)s * n,
-                                     sin_b + (size_t)s * n, n, interleaved, inverse);
+                    pe__rotate_heads(xh + (size_t)s * g.ss, count, g.sh, cos_b + (size_t)s * n, sin_b + (size_t)s * n,
+                                     n, interleaved, inverse);
             }
         }
     }
 }
 
+/* Resolves the strides (0 -> dense for the layout) and checks the view: every head vector it names lies in
+ * [offset, offset + extent) with extent addressable, and no two of them overlap (each is rotated in place
+ * once; overlapping ones would be rotated twice). Sufficient for non-overlap: with the axes of more than
+ * one element sorted by stride, the smallest stride is >= head_dim and each next one spans the previous
+ * axis whole (stride_k+1 >= stride_k * count_k), i.e. the axes nest. Every product is checked in uint64_t. */
+static pe_status pe__apply_view(pe__apply_geom *g, const pe_rope_apply_config *cfg, int32_t head_dim) {
+    const int64_t D = head_dim, B = cfg->batch, S = cfg->seq, H = cfg->heads;
+    const pe_strides *st = &cfg->strides;
+    if (st->batch < 0 || st->seq < 0 || st->heads < 0 || cfg->offset < 0) return PE_ERR_SHAPE;
+    /* a dense stride itself can pass 2^63 for absurd sizes: check the product before forming it */
+    const int64_t f3[3] = {S, H, D};
+    if (pe__count(PE__MAX_FLOATS, 3, f3) > PE__MAX_FLOATS) return PE_ERR_SHAPE;
+    int64_t sb, ss, sh;
+    const int64_t dense[2][3] = {{S * H * D, H * D, D}, {H * S * D, D, S * D}}; /* bshd, bhsd: (sb, ss, sh) */
+    const int bhsd = cfg->layout == PE_LAYOUT_BHSD;
+    sb = st->batch ? st->batch : dense[bhsd][0];
+    ss = st->seq ? st->seq : dense[bhsd][1];
+    sh = st->heads ? st->heads : dense[bhsd][2];
+
+    /* furthest element + 1 = offset + sum (count - 1) * stride + D */
+    const int64_t counts[3] = {B, S, H}, strides[3] = {sb, ss, sh};
+    uint64_t end = (uint64_t)cfg->offset + (uint64_t)D;
+    if (end > PE__MAX_FLOATS) return PE_ERR_SHAPE;
+    for (int a = 0; a < 3; a++) {
+        const int64_t f[2] = {counts[a] - 1, strides[a]};
+        const uint64_t span = pe__count(PE__MAX_FLOATS, 2, f);
+        if (span > PE__MAX_FLOATS - end) return PE_ERR_SHAPE;
+        end += span;
+    }
+
+    /* non-overlap: nest the axes with more than one element by stride */
+    int64_t cs[3][2];
+    int m = 0;
+    for (int a = 0; a < 3; a++)
+        if (counts[a] > 1) cs[m][0] = strides[a], cs[m][1] = counts[a], m++;
+    for (int i = 1; i < m; i++) /* insertion sort of at most 3 */
+        for (int j = i; j > 0 && cs[j][0] < cs[j - 1][0]; j--) {
+            const int64_t t0 = cs[j][0], t1 = cs[j][1];
+            cs[j][0] = cs[j - 1][0], cs[j][1] = cs[j - 1][1];
+            cs[j - 1][0] = t0, cs[j - 1][1] = t1;
+        }
+    int64_t need = D; /* each head vector is D elements */
+    for (int i = 0; i < m; i++) {
+        if (cs[i][0] < need) return PE_ERR_SHAPE;
+        need = cs[i][0] * cs[i][1]; /* <= end, so no overflow */
+    }
+    g->sb = (size_t)sb;
+    g->ss = (size_t)ss;
+    g->sh = (size_t)sh;
+    return PE_OK;
+}
+
 pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin,
                         const pe_rope_apply_config *cfg) {
-    // x is (batch, seq, heads, head_dim) or (batch, heads, seq, head_dim), dense; cos/sin (rows, n_freq).
+    // x holds (batch, seq, heads) head vectors of head_dim floats; head (b, s, h) at x + offset + b*strides.batch
+    // + s*strides.seq + h*strides.heads (dense BSHD or BHSD by default); cos/sin are (rows, n_freq).
     if (!rope || !cfg) return PE_ERR_NULL;
     const int32_t batch = cfg->batch, seq = cfg->seq, heads = cfg->heads;
     if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
@@ -277,22 +334,24 @@ pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const f
     if (cfg->rotation != PE_ROTATE_FORWARD && cfg->rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
     if ((int64_t)batch * seq == 0) return PE_OK;
     if (!x || !cos || !sin) return PE_ERR_NULL;
-    /* every index below is a size_t product of these: the tensor and the tables must be addressable */
-    const int64_t dims_x[4] = {batch, seq, heads, rope->config.head_dim};
-    if (pe__count(PE__MAX_FLOATS, 4, dims_x) > PE__MAX_FLOATS) return PE_ERR_SHAPE;
+    /* every index below is a size_t product of these: the view and the tables must be addressable */
+    pe__apply_geom g;
+    pe_status st = pe__apply_view(&g, cfg, rope->config.head_dim);
+    if (st != PE_OK) return st;
     if (!pe__floats_fit3(cfg->per_batch_rows ? batch : 1, seq, rope->n_freq)) return PE_ERR_SHAPE;
 
-    int32_t n = rope->n_freq, d = rope->config.head_dim;
+    float *xv = x + (size_t)cfg->offset;
+    int32_t n = rope->n_freq;
     int bhsd = cfg->layout == PE_LAYOUT_BHSD, rows = cfg->per_batch_rows != 0;
     int interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED, inverse = cfg->rotation == PE_ROTATE_INVERSE;
     /* four instantiations so the pairing and the direction are never decided inside the loops */
     if (interleaved && inverse)
-        pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 1, 1);
+        pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 1, 1);
     else if (interleaved)
-        pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 1, 0);
+        pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 1, 0);
     else if (inverse)
-        pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 0, 1);
+        pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 0, 1);
     else
-        pe__apply(x, cos, sin, batch, seq, heads, d, n, bhsd, rows, 0, 0);
+        pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 0, 0);
     return PE_OK;
 }

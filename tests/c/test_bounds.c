@@ -281,7 +281,18 @@ static void test_attention_overflowing_logits(void) {
     for (int i = 0; i < S * D; i++) CHECK(isfinite(out[i]), "out[%d] = %g", i, (double)out[i]);
 }
 
+/* Every status has its own message, and the messages carry the header's bounds (status.c stringizes them). */
+static void test_status_strings(void) {
+    for (int s = 0; s < PE_STATUS_COUNT; s++)
+        CHECK(strcmp(pe_status_string((pe_status)s), "unknown status") != 0, "status %d has no message", s);
+    CHECK(strcmp(pe_status_string(PE_STATUS_COUNT), "unknown status") == 0, "past the end");
+    CHECK(strstr(pe_status_string(PE_ERR_HEAD_DIM), "[2, 1024]") != NULL, "%s", pe_status_string(PE_ERR_HEAD_DIM));
+    CHECK(strstr(pe_status_string(PE_ERR_ATTENTION_FACTOR), "2^127") != NULL, "%s",
+          pe_status_string(PE_ERR_ATTENTION_FACTOR));
+}
+
 int main(void) {
+    test_status_strings();
     test_exp_any_input();
     test_attention_overflowing_logits();
     test_rope_refusals();

@@ -75,8 +75,9 @@ const CONFIG_FIELDS = [
   ['long_factor', 'ptr'],
 ];
 
-// pe_rope_apply_config fields in declaration order (pe_abi_rope_apply_config_layout), all int32.
-const APPLY_FIELDS = ['batch', 'seq', 'heads', 'layout', 'per_batch_rows', 'rotation'];
+// pe_rope_apply_config fields in declaration order (pe_abi_rope_apply_config_layout): int32 up to rotation,
+// then int64 strides (batch, seq, heads) and offset, left 0 (dense, no offset) until the API exposes them.
+const APPLY_FIELDS = ['batch', 'seq', 'heads', 'layout', 'per_batch_rows', 'rotation', 'stride_batch', 'stride_seq', 'stride_heads', 'offset'];
 
 /**
  * Reads the layouts of pe_rope_config, pe_rope (as .rope: where the resolved config, n_freq and the attention
