@@ -289,6 +289,11 @@ function readBias(heap, where, o, s) {
   return { loc: locateFloat32(heap, o.bias, n, where, 'options.bias', `the product of options.biasShape [${shape.join(', ')}]`), shape, n };
 }
 
+// The C core refuses an out view whose head vectors overlap (the JS checks left nothing else for PE_ERR_SHAPE).
+function outViewError(where) {
+  return new RangeError(`${where}: options.strides.out must not make two output head vectors overlap (each is written once)`);
+}
+
 /** pe.attention(q, k, v, options) -> { out, weights? } */
 export function attention(ctx, q, k, v, options) {
   const where = 'attention';
@@ -365,7 +370,7 @@ export function attention(ctx, q, k, v, options) {
   let maskN = 0;
   if (o.mask !== undefined && o.mask !== null) {
     maskN = int32sLength(where, 'options.mask', o.mask, 'an integer (non-zero = attend)');
-    if (maskN !== s.batch * s.kLen) throw new RangeError(`${where}: options.mask.length must equal batch * kLen (${s.batch * s.kLen}; HF's attention_mask), got ${maskN}`);
+    if (maskN !== s.batch * s.kLen) throw new RangeError(`${where}: options.mask.length must equal batch * kLen (${s.batch * s.kLen}) (HF's attention_mask), got ${maskN}`);
   }
 
   // Views, then every float input located before any allocation (an allocation may detach a caller's view of wasm memory).
@@ -424,6 +429,7 @@ export function attention(ctx, q, k, v, options) {
   });
   const sizePtr = heap.scratch(SLOT.OUT, 16);
   let status = ex.pe_attention_scratch_size(sizePtr, cfg);
+  if (status === ctx.status.PE_ERR_SHAPE && views.out.given) throw outViewError(where);
   if (status !== 0) throw ctx.statusError(where, status);
   const nScratch = heap.dataView.getUint32(sizePtr, true);
   const qRows = pos.q !== null && perBatch ? s.batch * s.qLen : s.qLen;
@@ -443,9 +449,6 @@ export function attention(ctx, q, k, v, options) {
         (kPos !== 0 && int32RangeErrorAt(heap, kPos, perBatch ? s.batch * s.kLen : s.kLen, where, pos.kName, 0, INT32_MAX)) ||
         (qPos !== 0 && !pos.tail && int32RangeErrorAt(heap, qPos, perBatch ? s.batch * s.qLen : s.qLen, where, pos.qName, 0, INT32_MAX));
       if (e) throw e;
-    }
-    if (status === ctx.status.PE_ERR_SHAPE && views.out.given) {
-      throw new RangeError(`${where}: options.strides.out must not make two output head vectors overlap (each is written once), nor reach past addressable memory`);
     }
     throw ctx.statusError(where, status);
   }
