@@ -14,7 +14,7 @@ import { init } from '../web/src/index.js';
 import { checkEnum, checkInt, checkOptions, typeError, rangeError } from '../web/src/errors.js';
 import { simdWasmBase64 } from '../web/src/wasm-inline.js';
 import { instantiateRaw, decodeBase64, rawRope, rawFloat32, rawInt32, rawApplyConfig } from './raw.mjs';
-import { fillRandom } from './core.mjs';
+import { fillRandom } from '../web/widgets/lib/measure.js';
 
 const pe = await init({ simd: true });
 const raw = await instantiateRaw(decodeBase64(simdWasmBase64));

@@ -13,7 +13,7 @@
 
 import { createRequire } from 'node:module';
 import { init } from '../web/src/index.js';
-import { compare, loopAsync, fillRandom } from './core.mjs';
+import { compare, loopAsync, fillRandom } from '../web/widgets/lib/measure.js';
 import { ropeWorkload, ROPE_SHAPES, TABLE_POSITIONS } from './workloads.mjs';
 import { rotaryModel } from './onnx.mjs';
 

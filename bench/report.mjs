@@ -5,7 +5,7 @@
 // summarised by its median and quartiles: above 1 posenc is faster, below 1 slower. Against the limit it is
 // the fraction of the limit's speed posenc reaches.
 
-import { ratio, difference, formatRatio, formatTime } from './core.mjs';
+import { ratio, difference, formatRatio, formatTime } from '../web/widgets/lib/measure.js';
 
 const MiB = 2 ** 20;
 const fmtBytes = (b) => (b == null ? 'n/a' : b >= MiB ? `${(b / MiB).toFixed(b >= 10 * MiB ? 0 : 1)} MiB` : `${(b / 1024).toFixed(1)} KiB`);

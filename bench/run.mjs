@@ -13,7 +13,7 @@
 // (the limit and unfused wasm, the native binary; idempotent).
 //
 // Every figure in the tables is a ratio of two contenders measured in the same process in interleaved rounds
-// (core.mjs); native C runs in its own process but interleaved with ours, sample by sample; onnxruntime-web
+// (web/widgets/lib/measure.js); native C runs in its own process but interleaved with ours, sample by sample; onnxruntime-web
 // runs in child processes (its thread count is per process) that measure posenc's API alongside it.
 
 import { execFileSync, spawn } from 'node:child_process';
@@ -129,7 +129,7 @@ function sizes() {
   const srcDir = path.join(ROOT, 'web/src');
   const js = fs
     .readdirSync(srcDir)
-    .filter((f) => f.endsWith('.js') && f !== 'wasm-inline.js' && f !== 'url.js' && !f.endsWith('.test.js'))
+    .filter((f) => f.endsWith('.js') && !f.startsWith('wasm-inline') && f !== 'url.js' && !f.endsWith('.test.js'))
     .sort();
   const all = Buffer.concat(js.map((f) => fs.readFileSync(path.join(srcDir, f))));
   out['web/src/*.js (wrapper, without the inlined wasm)'] = { raw: all.length, gzip: gz(all), files: js };
@@ -223,7 +223,7 @@ async function main() {
   const load0 = os.loadavg();
 
   const W = await import('./workloads.mjs');
-  const core = await import('./core.mjs');
+  const core = await import('../web/widgets/lib/measure.js');
   const { instantiateRaw, decodeBase64 } = await import('./raw.mjs');
   const { init } = await import(pathToFileURL(path.join(ROOT, 'web/src/index.js')).href);
   const inline = await import(pathToFileURL(path.join(ROOT, 'web/src/wasm-inline.js')).href);

@@ -24,7 +24,7 @@
 //   native-apply (RoPE) native pe_rope_apply only
 //   unfused    (attention) materialised bias / separate RoPE pass, materialised scores, separate softmax
 
-import { loop, fillRandom } from './core.mjs';
+import { loop, fillRandom } from '../web/widgets/lib/measure.js';
 import { rawRope, rawFloat32, rawInt32, rawApplyConfig } from './raw.mjs';
 import * as plain from './plainjs.mjs';
 

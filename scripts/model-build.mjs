@@ -20,7 +20,7 @@ const FLAGS = ['-std=c11', '-O3', '-ffp-contract=off', '-Wall', '-Wextra'];
 function sourceLists() {
   const srcs = [
     ...readdirSync(join(ROOT, 'c/src')).filter((f) => f.endsWith('.c')).sort().map((f) => `c/src/${f}`),
-    ...['model.c', 'tasks.c', 'train.c', 'eval.c', 'main.c'].map((f) => `c/model/${f}`),
+    ...['model.c', 'safetensors.c', 'tasks.c', 'train.c', 'eval.c', 'main.c'].map((f) => `c/model/${f}`),
   ];
   const headers = [
     'c/include/posenc.h',

@@ -453,7 +453,13 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
 #define PE_MODEL_MAX_HEADS 16
 #define PE_MODEL_MAX_DIM 1024          /* hidden_size and intermediate_size */
 #define PE_MODEL_MAX_VOCAB 65536
+#define PE_MODEL_MAX_POSITIONS (1 << 24) /* max_position_embeddings */
 #define PE_MODEL_MESSAGE_SIZE 192
+/* Every weight (and embedding_multiplier) within +-PE_MODEL_MAX_WEIGHT: with the limits above no activation can
+ * then leave float's range (RMSNorm bounds each normalised entry by sqrt(hidden) |w|, so q, k, MLP inputs and
+ * logits stay below 1024^1.5 * 1e4^2 ~ 3e12, attention scores below ~4e26, the residual stream below ~1e21);
+ * pe_model_load refuses a file with a larger (finite) weight, whose logits would overflow. */
+#define PE_MODEL_MAX_WEIGHT 10000
 
 typedef enum pe_model_position {
     PE_MODEL_POS_NONE = 0,       /* NoPE: position only through the causal mask (Kazemnejad et al. 2023) */
@@ -524,7 +530,8 @@ size_t pe_model_struct_size(void);
 pe_status pe_model_open(pe_model *m, size_t *n_weights, const uint8_t *file, size_t file_size);
 
 /* After pe_model_open on the same bytes: copies the tensors into weights (n_floats >= m->n_weights; the
- * caller keeps them alive as long as m) and points m at them. The file may be freed afterwards. */
+ * caller keeps them alive as long as m) and points m at them. The file may be freed afterwards. A weight that
+ * is not finite or beyond +-PE_MODEL_MAX_WEIGHT is PE_ERR_FIELD_VALUE, naming the tensor and the element. */
 pe_status pe_model_load(pe_model *m, float *weights, size_t n_floats, const uint8_t *file, size_t file_size);
 
 /* A NUL-terminated description of why the last call on m failed ("" if it did not). */
@@ -535,15 +542,19 @@ const char *pe_model_message(const pe_model *m);
  * model or scaling is unknown. */
 pe_status pe_model_rope(pe_rope *rope, const pe_model *m, int32_t scaling, double factor);
 
-/* *n_floats = the scratch pe_model_forward needs for seq_len tokens. */
-pe_status pe_model_scratch_size(size_t *n_floats, const pe_model *m, int32_t seq_len);
+/* *n_floats = the scratch pe_model_forward needs for seq_len tokens. Counted in 64 bits: PE_ERR_SHAPE (and
+ * m->message says so) when seq_len < 1 or the scratch's bytes do not fit size_t (32 bits on wasm32). m is
+ * changed only in its message. */
+pe_status pe_model_scratch_size(size_t *n_floats, pe_model *m, int32_t seq_len);
 
 /* logits is (seq_len, vocab_size): logits[i] predicts token i + 1 from tokens[0..i] at positions 0..i.
  * attention: NULL, or (num_hidden_layers, num_attention_heads, seq_len, seq_len) softmax weights (zero above
  * the diagonal). rope: NULL -> the trained RoPE; else one from pe_model_rope (RoPE models only). Tokens must
  * be in [0, vocab_size) (PE_ERR_OUT_OF_RANGE); a learned-position model rejects seq_len >
- * max_position_embeddings with PE_ERR_OUT_OF_RANGE. */
-pe_status pe_model_forward(const pe_model *m, float *logits, float *attention, const int32_t *tokens,
+ * max_position_embeddings with PE_ERR_OUT_OF_RANGE. PE_ERR_SHAPE when the scratch, the logits or the attention
+ * weights take more bytes than size_t holds (32 bits on wasm32). On failure nothing in m changes but its
+ * message, so the model stays usable. */
+pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const int32_t *tokens,
                            int32_t seq_len, const pe_rope *rope, float *scratch, size_t n_scratch);
 
 /* ---------------------------------------------------------------------------------------------- */

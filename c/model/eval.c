@@ -48,7 +48,7 @@ static void pe__score(pe__acc *acc, const float *logits, const int32_t *targets,
     }
 }
 
-int pe__evaluate(pe__eval_result *out, const pe_model *m, const pe_rope *rope, const pe__task *task,
+int pe__evaluate(pe__eval_result *out, pe_model *m, const pe_rope *rope, const pe__task *task,
                  const pe__task *eval_corpus, int32_t len, int64_t n_tokens, int mode) {
     memset(out, 0, sizeof *out);
     const int32_t V = m->config.vocab_size;

@@ -1,5 +1,6 @@
-/* model.c — the tiny transformer's forward pass and safetensors loader, shared by the native trainer
- * (c/model/train.c) and both wasm builds (build.sh adds this file to them).
+/* model.c — the tiny transformer: its config and tensor table, RoPE scaling at inference, and the forward pass,
+ * shared by the native trainer (c/model/train.c) and the wasm model module (build.sh). The file reader
+ * (pe_model_open / pe_model_load) is safetensors.c.
  *
  * A pre-norm decoder-only transformer (GPT-2, Radford et al. 2019; RMSNorm, Zhang & Sennrich 2019; tied
  * embeddings, Press & Wolf 2017). The position encodings run through the library's kernels:
@@ -19,34 +20,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the safetensors loader assumes a little-endian host (x86, arm64, wasm)"
-#endif
-
-/* ---- messages (no snprintf: keeps the wasm small) ------------------------------------------------ */
-
-typedef struct pe__msg { char *p; size_t n, cap; } pe__msg;
-
-static void pe__msg_s(pe__msg *m, const char *s) {
-    if (!m->p) return;
-    while (*s && m->n + 1 < m->cap) m->p[m->n++] = *s++;
-    m->p[m->n] = 0;
-}
-static void pe__msg_i(pe__msg *m, long long v) {
-    char b[24];
-    int i = 23;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    b[i] = 0;
-    do { b[--i] = (char)('0' + u % 10); u /= 10; } while (u);
-    if (v < 0) b[--i] = '-';
-    pe__msg_s(m, b + i);
-}
-static pe__msg pe__msg_start(char *buf, size_t cap) {
-    pe__msg m = { buf, 0, cap };
-    if (buf && cap) buf[0] = 0;
-    return m;
-}
 
 /* ---- names ------------------------------------------------------------------------------------- */
 
@@ -68,33 +41,66 @@ const char *pe_model_message(const pe_model *m) { return m ? m->message : "model
 
 /* ---- config ------------------------------------------------------------------------------------ */
 
+/* Floats of weights a config needs (the tensor table's total), in 64 bits: nothing here can wrap. */
+static uint64_t pe__model_weight_floats(const pe_model_config *c) {
+    const uint64_t D = (uint64_t)c->hidden_size, F = (uint64_t)c->intermediate_size;
+    const uint64_t pos = c->position_encoding == PE_MODEL_POS_LEARNED ? (uint64_t)c->max_position_embeddings * D : 0;
+    const uint64_t layer = 2 * D + 4 * D * D + 2 * F * D;
+    return (uint64_t)c->vocab_size * D + pos + (uint64_t)c->num_hidden_layers * layer + D;
+}
+
 pe_status pe__model_resolve(pe_model_config *out, const pe_model_config *in, char *msg) {
     pe__msg e = pe__msg_start(msg, PE_MODEL_MESSAGE_SIZE);
     pe_model_config c = *in;
     if (c.rope_theta == 0) c.rope_theta = 10000.0;
     if (c.rms_norm_eps == 0) c.rms_norm_eps = 1e-5;
     if (c.embedding_multiplier == 0) c.embedding_multiplier = sqrt((double)c.hidden_size);
-#define PE__BAD(cond, text, val)                                                                          \
-    if (cond) {                                                                                           \
-        pe__msg_s(&e, "config: ");                                                                        \
-        pe__msg_s(&e, text);                                                                              \
-        pe__msg_i(&e, (long long)(val));                                                                  \
+    /* Each bound is printed from the macro that sets it. */
+#define PE__RANGE(field, lo, hi)                                                                          \
+    if (c.field < (lo) || c.field > (hi)) {                                                               \
+        pe__msg_s(&e, "config: " #field " must be in [");                                                 \
+        pe__msg_i(&e, (lo));                                                                              \
+        pe__msg_s(&e, ", ");                                                                              \
+        pe__msg_i(&e, (hi));                                                                              \
+        pe__msg_s(&e, "], got ");                                                                         \
+        pe__msg_i(&e, c.field);                                                                           \
         return PE_ERR_SHAPE;                                                                              \
     }
-    PE__BAD(c.vocab_size < 2 || c.vocab_size > PE_MODEL_MAX_VOCAB, "vocab_size must be in [2, 65536], got ", c.vocab_size);
-    PE__BAD(c.hidden_size < 1 || c.hidden_size > PE_MODEL_MAX_DIM, "hidden_size must be in [1, 1024], got ", c.hidden_size);
-    PE__BAD(c.num_hidden_layers < 1 || c.num_hidden_layers > PE_MODEL_MAX_LAYERS, "num_hidden_layers must be in [1, 8], got ", c.num_hidden_layers);
-    PE__BAD(c.num_attention_heads < 1 || c.num_attention_heads > PE_MODEL_MAX_HEADS, "num_attention_heads must be in [1, 16], got ", c.num_attention_heads);
-    PE__BAD(c.hidden_size % c.num_attention_heads != 0, "hidden_size must be a multiple of num_attention_heads, got hidden_size ", c.hidden_size);
-    PE__BAD(c.intermediate_size < 1 || c.intermediate_size > PE_MODEL_MAX_DIM, "intermediate_size must be in [1, 1024], got ", c.intermediate_size);
-    PE__BAD(c.max_position_embeddings < 1 || c.max_position_embeddings > (1 << 24), "max_position_embeddings must be in [1, 2^24], got ", c.max_position_embeddings);
-    PE__BAD(c.position_encoding < 0 || c.position_encoding >= PE_MODEL_POS_COUNT, "unknown position_encoding ", c.position_encoding);
-    PE__BAD(c.position_encoding == PE_MODEL_POS_ROPE && (c.hidden_size / c.num_attention_heads) % 2 != 0, "RoPE needs an even head_dim, got ", c.hidden_size / c.num_attention_heads);
-#undef PE__BAD
+    PE__RANGE(vocab_size, 2, PE_MODEL_MAX_VOCAB);
+    PE__RANGE(hidden_size, 1, PE_MODEL_MAX_DIM);
+    PE__RANGE(num_hidden_layers, 1, PE_MODEL_MAX_LAYERS);
+    PE__RANGE(num_attention_heads, 1, PE_MODEL_MAX_HEADS);
+    PE__RANGE(intermediate_size, 1, PE_MODEL_MAX_DIM);
+    PE__RANGE(max_position_embeddings, 1, PE_MODEL_MAX_POSITIONS);
+    PE__RANGE(position_encoding, 0, PE_MODEL_POS_COUNT - 1);
+#undef PE__RANGE
+    const int32_t head_dim = c.hidden_size / c.num_attention_heads;
+    if (c.hidden_size % c.num_attention_heads != 0 || (c.position_encoding == PE_MODEL_POS_ROPE && head_dim % 2 != 0)) {
+        pe__msg_s(&e, "config: hidden_size ");
+        pe__msg_i(&e, c.hidden_size);
+        pe__msg_s(&e, c.position_encoding == PE_MODEL_POS_ROPE ? " must be an even multiple of num_attention_heads "
+                                                               : " must be a multiple of num_attention_heads ");
+        pe__msg_i(&e, c.num_attention_heads);
+        pe__msg_s(&e, c.position_encoding == PE_MODEL_POS_ROPE ? " (RoPE needs an even head_dim)" : "");
+        return PE_ERR_SHAPE;
+    }
     if (!(isfinite(c.rope_theta) && c.rope_theta > 1.0) || !(isfinite(c.rms_norm_eps) && c.rms_norm_eps > 0) ||
-        !(isfinite(c.embedding_multiplier) && c.embedding_multiplier > 0)) {
-        pe__msg_s(&e, "config: rope_theta must be > 1, rms_norm_eps and embedding_multiplier finite and > 0");
+        !(c.embedding_multiplier > 0 && c.embedding_multiplier <= PE_MODEL_MAX_WEIGHT)) {
+        pe__msg_s(&e, "config: rope_theta must be finite and > 1, rms_norm_eps finite and > 0, embedding_multiplier in (0, ");
+        pe__msg_i(&e, PE_MODEL_MAX_WEIGHT);
+        pe__msg_s(&e, "] (PE_MODEL_MAX_WEIGHT)");
         return PE_ERR_FIELD_VALUE;
+    }
+    /* The weights are addressed with size_t, 32 bits on wasm32: a learned table of 2^24 rows of 1024 floats
+     * alone is 64 GiB. Count the bytes in 64 bits and refuse what size_t cannot hold. */
+    const uint64_t weight_bytes = pe__model_weight_floats(&c) * sizeof(float);
+    if (weight_bytes > SIZE_MAX) {
+        pe__msg_s(&e, "config: the weights take ");
+        pe__msg_u(&e, weight_bytes);
+        pe__msg_s(&e, " bytes, more than size_t holds here (");
+        pe__msg_u(&e, SIZE_MAX);
+        pe__msg_s(&e, ")");
+        return PE_ERR_SHAPE;
     }
     *out = c;
     return PE_OK;
@@ -369,36 +375,75 @@ pe_status pe__model_forward_batch(const pe_model *m, const pe_rope *rope, const 
 }
 
 /* Inference scratch layout (batch 1, S rows): X | H | Q | K | V | ATT | TMP (each S*D), U (S*F), RMS (S),
- * COS | SIN (each S*hd/2). The residual stream lives in X throughout, h1/h2/hf share H and u/g share U. */
-pe_status pe_model_scratch_size(size_t *n_floats, const pe_model *m, int32_t seq_len) {
+ * COS | SIN (each S*hd/2). The residual stream lives in X throughout, h1/h2/hf share H and u/g share U.
+ * Counted in 64 bits: at most 2^31 * 9217 floats, so neither the floats nor their bytes can wrap here. */
+static uint64_t pe__scratch_floats(const pe_model_config *c, int32_t seq_len) {
+    const uint64_t D = (uint64_t)c->hidden_size, F = (uint64_t)c->intermediate_size;
+    const uint64_t hd2 = D / (uint64_t)c->num_attention_heads / 2;
+    return (uint64_t)seq_len * (7 * D + F + 1 + 2 * (hd2 ? hd2 : 1));
+}
+
+/* 1 when a block of `floats` floats (at most 2^62) can be addressed with size_t, 32 bits on wasm32; else 0 and
+ * a message naming the bound. */
+static int pe__fits_size_t(pe__msg *e, const char *what, int32_t seq_len, uint64_t floats) {
+    if (floats <= SIZE_MAX / sizeof(float)) return 1;
+    pe__msg_s(e, what);
+    pe__msg_s(e, " for seq_len ");
+    pe__msg_i(e, seq_len);
+    pe__msg_s(e, " takes ");
+    pe__msg_u(e, floats * sizeof(float));
+    pe__msg_s(e, " bytes, more than size_t holds here (");
+    pe__msg_u(e, SIZE_MAX);
+    pe__msg_s(e, ")");
+    return 0;
+}
+
+pe_status pe_model_scratch_size(size_t *n_floats, pe_model *m, int32_t seq_len) {
     if (!n_floats || !m) return PE_ERR_NULL;
-    if (seq_len < 1) return PE_ERR_SHAPE;
-    const pe_model_config *c = &m->config;
-    const size_t S = (size_t)seq_len, D = (size_t)c->hidden_size, F = (size_t)c->intermediate_size;
-    const size_t hd2 = D / (size_t)c->num_attention_heads / 2;
-    *n_floats = S * (7 * D + F + 1 + 2 * (hd2 ? hd2 : 1));
+    pe__msg e = pe__msg_start(m->message, sizeof m->message);
+    if (seq_len < 1) {
+        pe__msg_s(&e, "seq_len must be >= 1, got ");
+        pe__msg_i(&e, seq_len);
+        return PE_ERR_SHAPE;
+    }
+    const uint64_t floats = pe__scratch_floats(&m->config, seq_len);
+    if (!pe__fits_size_t(&e, "the scratch", seq_len, floats)) return PE_ERR_SHAPE;
+    *n_floats = (size_t)floats;
     return PE_OK;
 }
 
-pe_status pe_model_forward(const pe_model *m, float *logits, float *attention, const int32_t *tokens,
+pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const int32_t *tokens,
                            int32_t seq_len, const pe_rope *rope, float *scratch, size_t n_scratch) {
     if (!m || !logits || !tokens || !scratch) return PE_ERR_NULL;
-    pe_model *mm = (pe_model *)m; /* message only */
-    pe__msg e = pe__msg_start(mm->message, sizeof mm->message);
+    pe__msg e = pe__msg_start(m->message, sizeof m->message);
     if (!m->embed_tokens) {
         pe__msg_s(&e, "forward: the model has no weights (call pe_model_load first)");
         return PE_ERR_NULL;
     }
     const pe_model_config *c = &m->config;
-    size_t need;
-    pe_status st = pe_model_scratch_size(&need, m, seq_len);
-    if (st != PE_OK) {
-        pe__msg_s(&e, "forward: seq_len must be >= 1");
-        return st;
+    if (seq_len < 1) {
+        pe__msg_s(&e, "forward: seq_len must be >= 1, got ");
+        pe__msg_i(&e, seq_len);
+        return PE_ERR_SHAPE;
+    }
+    /* Every block's size in 64 bits against size_t before any pointer is formed. The attention weights are
+     * layers * heads * S * S floats: rows (<= 2^38) is compared with the bound divided by S so nothing wraps. */
+    const uint64_t need = pe__scratch_floats(c, seq_len);
+    if (!pe__fits_size_t(&e, "forward: the scratch", seq_len, need) ||
+        !pe__fits_size_t(&e, "forward: the logits", seq_len, (uint64_t)seq_len * (uint64_t)c->vocab_size))
+        return PE_ERR_SHAPE;
+    const uint64_t attn_rows = (uint64_t)c->num_hidden_layers * (uint64_t)c->num_attention_heads * (uint64_t)seq_len;
+    if (attention && attn_rows > SIZE_MAX / sizeof(float) / (uint64_t)seq_len) {
+        pe__msg_s(&e, "forward: the attention weights for seq_len ");
+        pe__msg_i(&e, seq_len);
+        pe__msg_s(&e, " (layers x heads x seq_len^2 floats) take more bytes than size_t holds here (");
+        pe__msg_u(&e, SIZE_MAX);
+        pe__msg_s(&e, ")");
+        return PE_ERR_SHAPE;
     }
     if (n_scratch < need) {
         pe__msg_s(&e, "forward: scratch too small, need ");
-        pe__msg_i(&e, (long long)need);
+        pe__msg_u(&e, need);
         pe__msg_s(&e, " floats");
         return PE_ERR_SHAPE;
     }
@@ -444,528 +489,10 @@ pe_status pe_model_forward(const pe_model *m, float *logits, float *attention, c
         A->p = attention ? attention + (size_t)l * per_layer : NULL;
     }
     a.x_out = X; a.rmsf = RMS; a.hf = Hh; a.tmp = TMP; a.cos = COS; a.sin = SIN;
-    st = pe__model_forward_batch(m, rope ? rope : &m->rope, tokens, 1, seq_len, logits, &a);
+    const pe_status st = pe__model_forward_batch(m, rope ? rope : &m->rope, tokens, 1, seq_len, logits, &a);
     if (st != PE_OK) {
         pe__msg_s(&e, "forward: kernel failed: ");
         pe__msg_s(&e, pe_status_string(st));
     }
     return st;
-}
-
-/* ---- safetensors reader ------------------------------------------------------------------------
- *
- * Format (huggingface/safetensors): 8 bytes little-endian u64 N, then N bytes of UTF-8 JSON (may end with
- * spaces), then the data. The JSON is an object: "__metadata__" (optional; string -> string) and, per tensor,
- * {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]} with offsets relative to the data section.
- * The spec requires the tensors to cover the data section without holes or overlaps; we check that too.
- * The parser below reads exactly that grammar (any JSON value is accepted and skipped nowhere: an unknown key
- * inside a tensor entry is an error), bounded at every step by the header's end. */
-
-#define PE__ST_MAX_ENTRIES (PE__MAX_TENSORS + 4)
-#define PE__ST_MAX_META 32
-#define PE__ST_KEY 64
-#define PE__ST_VAL 64
-#define PE__ST_MAX_HEADER (16u << 20)
-
-typedef struct pe__st_entry {
-    char name[PE__ST_KEY];
-    char dtype[16];
-    int32_t ndim;
-    uint64_t shape[4];
-    uint64_t begin, end;
-} pe__st_entry;
-
-typedef struct pe__st {
-    pe__st_entry t[PE__ST_MAX_ENTRIES];
-    int n;
-    char meta_key[PE__ST_MAX_META][PE__ST_KEY];
-    char meta_val[PE__ST_MAX_META][PE__ST_VAL];
-    int n_meta;
-    uint64_t data_start, data_size;
-} pe__st;
-
-typedef struct pe__json {
-    const uint8_t *p, *end;
-    pe__msg *e;
-} pe__json;
-
-static void pe__json_ws(pe__json *j) {
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
-}
-
-static int pe__json_fail(pe__json *j, const char *what) {
-    pe__msg_s(j->e, "safetensors: malformed JSON header: ");
-    pe__msg_s(j->e, what);
-    return 0;
-}
-
-static int pe__json_char(pe__json *j, char c) {
-    pe__json_ws(j);
-    if (j->p < j->end && *j->p == (uint8_t)c) {
-        j->p++;
-        return 1;
-    }
-    return 0;
-}
-
-/* A JSON string into out (truncation is an error: every string we keep is short). */
-static int pe__json_string(pe__json *j, char *out, size_t cap) {
-    pe__json_ws(j);
-    if (j->p >= j->end || *j->p != '"') return pe__json_fail(j, "expected a string");
-    j->p++;
-    size_t n = 0;
-    while (1) {
-        if (j->p >= j->end) return pe__json_fail(j, "unterminated string");
-        uint8_t ch = *j->p++;
-        if (ch == '"') break;
-        if (ch < 0x20) return pe__json_fail(j, "control character in a string");
-        if (ch == '\\') {
-            if (j->p >= j->end) return pe__json_fail(j, "unterminated escape");
-            uint8_t esc = *j->p++;
-            switch (esc) {
-            case '"': case '\\': case '/': ch = esc; break;
-            case 'b': ch = '\b'; break;
-            case 'f': ch = '\f'; break;
-            case 'n': ch = '\n'; break;
-            case 'r': ch = '\r'; break;
-            case 't': ch = '\t'; break;
-            case 'u': {
-                if (j->end - j->p < 4) return pe__json_fail(j, "short \\u escape");
-                unsigned cp = 0;
-                for (int k = 0; k < 4; k++) {
-                    uint8_t h = *j->p++;
-                    cp <<= 4;
-                    if (h >= '0' && h <= '9') cp |= (unsigned)(h - '0');
-                    else if (h >= 'a' && h <= 'f') cp |= (unsigned)(h - 'a' + 10);
-                    else if (h >= 'A' && h <= 'F') cp |= (unsigned)(h - 'A' + 10);
-                    else return pe__json_fail(j, "bad \\u escape");
-                }
-                /* keep code points below 0x80 as they are; others become '?' (no name we read uses them) */
-                ch = cp < 0x80 ? (uint8_t)cp : (uint8_t)'?';
-                break;
-            }
-            default: return pe__json_fail(j, "bad escape");
-            }
-        }
-        if (n + 1 >= cap) return pe__json_fail(j, "a string is too long");
-        out[n++] = (char)ch;
-    }
-    out[n] = 0;
-    return 1;
-}
-
-static int pe__json_u64(pe__json *j, uint64_t *out) {
-    pe__json_ws(j);
-    if (j->p >= j->end || *j->p < '0' || *j->p > '9') return pe__json_fail(j, "expected a non-negative integer");
-    uint64_t v = 0;
-    while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
-        uint64_t d = (uint64_t)(*j->p++ - '0');
-        if (v > (UINT64_MAX - d) / 10) return pe__json_fail(j, "integer overflow");
-        v = v * 10 + d;
-    }
-    if (j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E')) return pe__json_fail(j, "expected an integer");
-    *out = v;
-    return 1;
-}
-
-static int pe__json_u64_array(pe__json *j, uint64_t *out, int32_t cap, int32_t *n) {
-    if (!pe__json_char(j, '[')) return pe__json_fail(j, "expected '['");
-    *n = 0;
-    if (pe__json_char(j, ']')) return 1;
-    do {
-        uint64_t v = 0;
-        if (!pe__json_u64(j, &v)) return 0;
-        if (*n >= cap) return pe__json_fail(j, "array too long");
-        out[(*n)++] = v;
-    } while (pe__json_char(j, ','));
-    if (!pe__json_char(j, ']')) return pe__json_fail(j, "expected ']'");
-    return 1;
-}
-
-static int pe__st_entry_parse(pe__json *j, pe__st_entry *t) {
-    int have_dtype = 0, have_shape = 0, have_off = 0;
-    if (!pe__json_char(j, '{')) return pe__json_fail(j, "a tensor entry must be an object");
-    if (!pe__json_char(j, '}')) {
-        do {
-            char key[32];
-            if (!pe__json_string(j, key, sizeof key)) return 0;
-            if (!pe__json_char(j, ':')) return pe__json_fail(j, "expected ':'");
-            if (strcmp(key, "dtype") == 0) {
-                if (!pe__json_string(j, t->dtype, sizeof t->dtype)) return 0;
-                have_dtype = 1;
-            } else if (strcmp(key, "shape") == 0) {
-                if (!pe__json_u64_array(j, t->shape, 4, &t->ndim)) return 0;
-                have_shape = 1;
-            } else if (strcmp(key, "data_offsets") == 0) {
-                uint64_t o[2];
-                int32_t n;
-                if (!pe__json_u64_array(j, o, 2, &n)) return 0;
-                if (n != 2) return pe__json_fail(j, "data_offsets must be [begin, end]");
-                t->begin = o[0];
-                t->end = o[1];
-                have_off = 1;
-            } else {
-                pe__msg_s(j->e, "safetensors: tensor '");
-                pe__msg_s(j->e, t->name);
-                pe__msg_s(j->e, "': unknown key '");
-                pe__msg_s(j->e, key);
-                pe__msg_s(j->e, "'");
-                return 0;
-            }
-        } while (pe__json_char(j, ','));
-        if (!pe__json_char(j, '}')) return pe__json_fail(j, "expected '}' after a tensor entry");
-    }
-    if (!have_dtype || !have_shape || !have_off) {
-        pe__msg_s(j->e, "safetensors: tensor '");
-        pe__msg_s(j->e, t->name);
-        pe__msg_s(j->e, "' lacks ");
-        pe__msg_s(j->e, !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
-        return 0;
-    }
-    return 1;
-}
-
-/* Parses the header and checks the offsets against the data section. Status + message on failure. */
-static pe_status pe__st_parse(pe__st *st, const uint8_t *file, size_t size, pe__msg *e) {
-    memset(st, 0, sizeof *st);
-    if (size < 8) {
-        pe__msg_s(e, "safetensors: file too short (");
-        pe__msg_i(e, (long long)size);
-        pe__msg_s(e, " bytes) for the 8-byte header length");
-        return PE_ERR_FIELD_VALUE;
-    }
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | file[i];
-    if (hlen > size - 8) {
-        pe__msg_s(e, "safetensors: header length ");
-        pe__msg_i(e, (long long)(hlen > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : hlen));
-        pe__msg_s(e, " runs past the end of the file (");
-        pe__msg_i(e, (long long)size);
-        pe__msg_s(e, " bytes): truncated or not a safetensors file");
-        return PE_ERR_FIELD_VALUE;
-    }
-    if (hlen < 2 || hlen > PE__ST_MAX_HEADER) {
-        pe__msg_s(e, "safetensors: implausible header length ");
-        pe__msg_i(e, (long long)hlen);
-        return PE_ERR_FIELD_VALUE;
-    }
-    st->data_start = 8 + hlen;
-    st->data_size = size - 8 - hlen;
-    pe__json j = { file + 8, file + 8 + hlen, e };
-    if (!pe__json_char(&j, '{')) {
-        pe__json_fail(&j, "the header must start with '{'");
-        return PE_ERR_FIELD_VALUE;
-    }
-    if (!pe__json_char(&j, '}')) {
-        do {
-            char key[PE__ST_KEY];
-            if (!pe__json_string(&j, key, sizeof key)) return PE_ERR_FIELD_VALUE;
-            if (!pe__json_char(&j, ':')) {
-                pe__json_fail(&j, "expected ':'");
-                return PE_ERR_FIELD_VALUE;
-            }
-            if (strcmp(key, "__metadata__") == 0) {
-                if (!pe__json_char(&j, '{')) {
-                    pe__json_fail(&j, "__metadata__ must be an object");
-                    return PE_ERR_FIELD_VALUE;
-                }
-                if (!pe__json_char(&j, '}')) {
-                    do {
-                        if (st->n_meta >= PE__ST_MAX_META) {
-                            pe__json_fail(&j, "too many __metadata__ entries");
-                            return PE_ERR_FIELD_VALUE;
-                        }
-                        if (!pe__json_string(&j, st->meta_key[st->n_meta], PE__ST_KEY)) return PE_ERR_FIELD_VALUE;
-                        if (!pe__json_char(&j, ':')) {
-                            pe__json_fail(&j, "expected ':'");
-                            return PE_ERR_FIELD_VALUE;
-                        }
-                        if (!pe__json_string(&j, st->meta_val[st->n_meta], PE__ST_VAL)) return PE_ERR_FIELD_VALUE;
-                        st->n_meta++;
-                    } while (pe__json_char(&j, ','));
-                    if (!pe__json_char(&j, '}')) {
-                        pe__json_fail(&j, "expected '}' after __metadata__");
-                        return PE_ERR_FIELD_VALUE;
-                    }
-                }
-                continue;
-            }
-            if (st->n >= PE__ST_MAX_ENTRIES) {
-                pe__json_fail(&j, "too many tensors");
-                return PE_ERR_FIELD_VALUE;
-            }
-            pe__st_entry *t = &st->t[st->n++];
-            strcpy(t->name, key);
-            for (int i = 0; i < st->n - 1; i++) {
-                if (strcmp(st->t[i].name, key) == 0) {
-                    pe__msg_s(e, "safetensors: tensor '");
-                    pe__msg_s(e, key);
-                    pe__msg_s(e, "' appears twice");
-                    return PE_ERR_FIELD_VALUE;
-                }
-            }
-            if (!pe__st_entry_parse(&j, t)) return PE_ERR_FIELD_VALUE;
-        } while (pe__json_char(&j, ','));
-        if (!pe__json_char(&j, '}')) {
-            pe__json_fail(&j, "expected ',' or '}'");
-            return PE_ERR_FIELD_VALUE;
-        }
-    }
-    pe__json_ws(&j); /* the spec allows trailing spaces as padding */
-    if (j.p != j.end) {
-        pe__json_fail(&j, "unexpected bytes after the JSON object");
-        return PE_ERR_FIELD_VALUE;
-    }
-    /* offsets: in bounds, sizes consistent with dtype and shape, no overlaps, no holes */
-    uint64_t total = 0;
-    for (int i = 0; i < st->n; i++) {
-        pe__st_entry *t = &st->t[i];
-        if (t->begin > t->end || t->end > st->data_size) {
-            pe__msg_s(e, "safetensors: tensor '");
-            pe__msg_s(e, t->name);
-            pe__msg_s(e, "': data_offsets [");
-            pe__msg_i(e, (long long)(t->begin > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : t->begin));
-            pe__msg_s(e, ", ");
-            pe__msg_i(e, (long long)(t->end > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : t->end));
-            pe__msg_s(e, "] outside the data section of ");
-            pe__msg_i(e, (long long)st->data_size);
-            pe__msg_s(e, " bytes (truncated file?)");
-            return PE_ERR_FIELD_VALUE;
-        }
-        total += t->end - t->begin;
-        for (int k = 0; k < i; k++) {
-            const pe__st_entry *u = &st->t[k];
-            if (t->begin < u->end && u->begin < t->end) {
-                pe__msg_s(e, "safetensors: tensors '");
-                pe__msg_s(e, u->name);
-                pe__msg_s(e, "' and '");
-                pe__msg_s(e, t->name);
-                pe__msg_s(e, "' overlap");
-                return PE_ERR_FIELD_VALUE;
-            }
-        }
-    }
-    if (total != st->data_size) {
-        pe__msg_s(e, "safetensors: the tensors cover ");
-        pe__msg_i(e, (long long)total);
-        pe__msg_s(e, " of the ");
-        pe__msg_i(e, (long long)st->data_size);
-        pe__msg_s(e, " data bytes (holes or trailing bytes)");
-        return PE_ERR_FIELD_VALUE;
-    }
-    return PE_OK;
-}
-
-/* The parsed header (~12 KiB): static rather than on the 256 KiB wasm stack. Not re-entrant, like the rest of
- * a single-threaded wasm module; the native trainer loads models one at a time. */
-static pe__st pe__st_buf;
-
-static const char *pe__st_meta(const pe__st *st, const char *key) {
-    for (int i = 0; i < st->n_meta; i++)
-        if (strcmp(st->meta_key[i], key) == 0) return st->meta_val[i];
-    return NULL;
-}
-
-/* A metadata number: the whole string must parse. */
-static int pe__meta_number(const pe__st *st, const char *key, double *out, pe__msg *e, pe_status *status) {
-    const char *v = pe__st_meta(st, key);
-    if (!v) {
-        pe__msg_s(e, "safetensors: __metadata__ lacks '");
-        pe__msg_s(e, key);
-        pe__msg_s(e, "' (not a posenc model file?)");
-        *status = PE_ERR_MISSING_FIELD;
-        return 0;
-    }
-    char *endp = NULL;
-    double d = strtod(v, &endp);
-    if (endp == v || *endp != 0 || !isfinite(d)) {
-        pe__msg_s(e, "safetensors: __metadata__ '");
-        pe__msg_s(e, key);
-        pe__msg_s(e, "' = '");
-        pe__msg_s(e, v);
-        pe__msg_s(e, "' is not a number");
-        *status = PE_ERR_FIELD_VALUE;
-        return 0;
-    }
-    *out = d;
-    return 1;
-}
-
-static int pe__meta_int(const pe__st *st, const char *key, int32_t *out, pe__msg *e, pe_status *status) {
-    double d;
-    if (!pe__meta_number(st, key, &d, e, status)) return 0;
-    if (d != floor(d) || d < -2147483648.0 || d > 2147483647.0) {
-        pe__msg_s(e, "safetensors: __metadata__ '");
-        pe__msg_s(e, key);
-        pe__msg_s(e, "' is not an integer");
-        *status = PE_ERR_FIELD_VALUE;
-        return 0;
-    }
-    *out = (int32_t)d;
-    return 1;
-}
-
-/* The config from __metadata__, and the tensor table checked against the file. */
-static pe_status pe__st_check(pe_model_config *cfg, pe__tensor_info *t, int *nt, int *file_index, const pe__st *st, pe__msg *e) {
-    pe_status status = PE_OK;
-    pe_model_config c;
-    memset(&c, 0, sizeof c);
-    const char *pos = pe__st_meta(st, "position_encoding");
-    if (!pos) {
-        pe__msg_s(e, "safetensors: __metadata__ lacks 'position_encoding' (not a posenc model file?)");
-        return PE_ERR_MISSING_FIELD;
-    }
-    c.position_encoding = pe__position_from_name(pos);
-    if (c.position_encoding < 0) {
-        pe__msg_s(e, "safetensors: unknown position_encoding '");
-        pe__msg_s(e, pos);
-        pe__msg_s(e, "' (none, sinusoidal, learned, rope, alibi)");
-        return PE_ERR_FIELD_VALUE;
-    }
-    if (!pe__meta_int(st, "vocab_size", &c.vocab_size, e, &status) ||
-        !pe__meta_int(st, "hidden_size", &c.hidden_size, e, &status) ||
-        !pe__meta_int(st, "num_hidden_layers", &c.num_hidden_layers, e, &status) ||
-        !pe__meta_int(st, "num_attention_heads", &c.num_attention_heads, e, &status) ||
-        !pe__meta_int(st, "intermediate_size", &c.intermediate_size, e, &status) ||
-        !pe__meta_int(st, "max_position_embeddings", &c.max_position_embeddings, e, &status) ||
-        !pe__meta_number(st, "rope_theta", &c.rope_theta, e, &status) ||
-        !pe__meta_number(st, "rms_norm_eps", &c.rms_norm_eps, e, &status) ||
-        !pe__meta_number(st, "embedding_multiplier", &c.embedding_multiplier, e, &status))
-        return status;
-    const char *act = pe__st_meta(st, "hidden_act");
-    if (act && strcmp(act, "gelu_pytorch_tanh") != 0) {
-        pe__msg_s(e, "safetensors: hidden_act '");
-        pe__msg_s(e, act);
-        pe__msg_s(e, "' is not supported (gelu_pytorch_tanh)");
-        return PE_ERR_FIELD_VALUE;
-    }
-    status = pe__model_resolve(cfg, &c, e->p);
-    if (status != PE_OK) {
-        e->n = strlen(e->p);
-        return status;
-    }
-    *nt = pe__model_tensors(t, cfg);
-    for (int i = 0; i < st->n; i++) {
-        int k = 0;
-        while (k < *nt && strcmp(t[k].name, st->t[i].name) != 0) k++;
-        if (k == *nt) {
-            pe__msg_s(e, "safetensors: unexpected tensor '");
-            pe__msg_s(e, st->t[i].name);
-            pe__msg_s(e, "' for this architecture");
-            return PE_ERR_SHAPE;
-        }
-    }
-    for (int k = 0; k < *nt; k++) {
-        int i = 0;
-        while (i < st->n && strcmp(t[k].name, st->t[i].name) != 0) i++;
-        if (i == st->n) {
-            pe__msg_s(e, "safetensors: missing tensor '");
-            pe__msg_s(e, t[k].name);
-            pe__msg_s(e, "'");
-            return PE_ERR_MISSING_FIELD;
-        }
-        const pe__st_entry *f = &st->t[i];
-        if (strcmp(f->dtype, "F32") != 0) {
-            pe__msg_s(e, "safetensors: tensor '");
-            pe__msg_s(e, f->name);
-            pe__msg_s(e, "': dtype ");
-            pe__msg_s(e, f->dtype);
-            pe__msg_s(e, ", only F32 is supported");
-            return PE_ERR_FIELD_VALUE;
-        }
-        int ok = f->ndim == t[k].ndim;
-        for (int d = 0; ok && d < t[k].ndim; d++) ok = f->shape[d] == (uint64_t)t[k].shape[d];
-        if (!ok) {
-            pe__msg_s(e, "safetensors: tensor '");
-            pe__msg_s(e, f->name);
-            pe__msg_s(e, "': shape [");
-            for (int d = 0; d < f->ndim; d++) {
-                if (d) pe__msg_s(e, ", ");
-                pe__msg_i(e, (long long)(f->shape[d] > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : f->shape[d]));
-            }
-            pe__msg_s(e, "], expected [");
-            for (int d = 0; d < t[k].ndim; d++) {
-                if (d) pe__msg_s(e, ", ");
-                pe__msg_i(e, t[k].shape[d]);
-            }
-            pe__msg_s(e, "]");
-            return PE_ERR_SHAPE;
-        }
-        if (f->end - f->begin != (uint64_t)t[k].numel * 4u) {
-            pe__msg_s(e, "safetensors: tensor '");
-            pe__msg_s(e, f->name);
-            pe__msg_s(e, "': data_offsets span ");
-            pe__msg_i(e, (long long)(f->end - f->begin));
-            pe__msg_s(e, " bytes, its shape needs ");
-            pe__msg_i(e, (long long)(t[k].numel * 4u));
-            return PE_ERR_FIELD_VALUE;
-        }
-        file_index[k] = i;
-    }
-    return PE_OK;
-}
-
-pe_status pe_model_open(pe_model *m, size_t *n_weights, const uint8_t *file, size_t file_size) {
-    if (!m) return PE_ERR_NULL;
-    memset(m, 0, sizeof *m);
-    pe__msg e = pe__msg_start(m->message, sizeof m->message);
-    if (!file || !n_weights) {
-        pe__msg_s(&e, "open: file and n_weights must not be NULL");
-        return PE_ERR_NULL;
-    }
-    pe__st *stp = &pe__st_buf;
-    pe__tensor_info t[PE__MAX_TENSORS];
-    int nt = 0, idx[PE__MAX_TENSORS];
-    pe_status s = pe__st_parse(stp, file, file_size, &e);
-    if (s == PE_OK) s = pe__st_check(&m->config, t, &nt, idx, stp, &e);
-    if (s != PE_OK) return s;
-    m->n_weights = t[nt - 1].offset + t[nt - 1].numel;
-    *n_weights = m->n_weights;
-    return PE_OK;
-}
-
-pe_status pe_model_load(pe_model *m, float *weights, size_t n_floats, const uint8_t *file, size_t file_size) {
-    if (!m) return PE_ERR_NULL;
-    pe__msg e = pe__msg_start(m->message, sizeof m->message);
-    if (!file || !weights) {
-        pe__msg_s(&e, "load: file and weights must not be NULL");
-        return PE_ERR_NULL;
-    }
-    pe__st *stp = &pe__st_buf;
-    pe__tensor_info t[PE__MAX_TENSORS];
-    int nt = 0, idx[PE__MAX_TENSORS];
-    pe_model_config cfg;
-    pe_status s = pe__st_parse(stp, file, file_size, &e);
-    if (s == PE_OK) s = pe__st_check(&cfg, t, &nt, idx, stp, &e);
-    if (s != PE_OK) return s;
-    const size_t need = t[nt - 1].offset + t[nt - 1].numel;
-    if (n_floats < need) {
-        pe__msg_s(&e, "load: weights hold ");
-        pe__msg_i(&e, (long long)n_floats);
-        pe__msg_s(&e, " floats, the model needs ");
-        pe__msg_i(&e, (long long)need);
-        return PE_ERR_SHAPE;
-    }
-    for (int k = 0; k < nt; k++) {
-        const pe__st_entry *f = &stp->t[idx[k]];
-        memcpy(weights + t[k].offset, file + stp->data_start + f->begin, t[k].numel * sizeof(float));
-    }
-    for (size_t i = 0; i < need; i++) {
-        if (!isfinite(weights[i])) {
-            int k = nt - 1;
-            while (k > 0 && t[k].offset > i) k--;
-            pe__msg_s(&e, "load: tensor '");
-            pe__msg_s(&e, t[k].name);
-            pe__msg_s(&e, "' holds a NaN or infinity at element ");
-            pe__msg_i(&e, (long long)(i - t[k].offset));
-            return PE_ERR_FIELD_VALUE;
-        }
-    }
-    s = pe__model_bind(m, &cfg, weights);
-    if (s != PE_OK && !m->message[0]) {
-        e = pe__msg_start(m->message, sizeof m->message);
-        pe__msg_s(&e, "load: ");
-        pe__msg_s(&e, pe_status_string(s));
-    }
-    return s;
 }

@@ -8,6 +8,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ---- messages into a caller's buffer, no snprintf (keeps the wasm small) (model.c, safetensors.c) ---- */
+
+typedef struct pe__msg { char *p; size_t n, cap; } pe__msg;
+
+static inline pe__msg pe__msg_start(char *buf, size_t cap) {
+    pe__msg m = { buf, 0, cap };
+    if (buf && cap) buf[0] = 0;
+    return m;
+}
+static inline void pe__msg_s(pe__msg *m, const char *s) {
+    if (!m->p || !m->cap) return;
+    while (*s && m->n + 1 < m->cap) m->p[m->n++] = *s++;
+    m->p[m->n] = 0;
+}
+static inline void pe__msg_u(pe__msg *m, uint64_t u) {
+    char b[24];
+    int i = 23;
+    b[i] = 0;
+    do { b[--i] = (char)('0' + u % 10); u /= 10; } while (u);
+    pe__msg_s(m, b + i);
+}
+static inline void pe__msg_i(pe__msg *m, long long v) {
+    if (v < 0) pe__msg_s(m, "-");
+    pe__msg_u(m, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+}
+
 /* ---- tensor table (model.c) --------------------------------------------------------------------- */
 
 #define PE__MAX_TENSORS (3 + 8 * PE_MODEL_MAX_LAYERS)

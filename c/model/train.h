@@ -72,7 +72,7 @@ typedef struct pe__eval_result {
 
 /* Evaluates m (with rope, NULL for the trained one) at sequence length len over about n_tokens tokens.
  * mode 0: non-overlapping windows; mode 1 (LM): sliding windows with stride len/4, scoring the last stride. */
-int pe__evaluate(pe__eval_result *out, const pe_model *m, const pe_rope *rope, const pe__task *task,
+int pe__evaluate(pe__eval_result *out, pe_model *m, const pe_rope *rope, const pe__task *task,
                  const pe__task *eval_corpus, int32_t len, int64_t n_tokens, int mode);
 
 /* The check set: the first PE__CHECK_SEQUENCES sequences of the evaluation stream at the training length. */

@@ -24,9 +24,11 @@ const MIME = {
 
 /**
  * Serves `dir` on 127.0.0.1 at a free port, under `prefix` (default '/'; e.g. '/some/sub/path/' proves that a
- * site works from a sub-path: anything outside the prefix is a 404). Returns { url, close } (url ends in prefix).
+ * site works from a sub-path: anything outside the prefix is a 404). cors(pathname) -> true adds
+ * Access-Control-Allow-Origin: * to that file (an embedding page on another origin may then load it).
+ * Returns { url, close } (url ends in prefix).
  */
-export async function serveStatic(dir, { prefix = '/' } = {}) {
+export async function serveStatic(dir, { prefix = '/', cors = () => false } = {}) {
   const root = resolve(dir);
   const server = createServer(async (req, res) => {
     try {
@@ -36,7 +38,9 @@ export async function serveStatic(dir, { prefix = '/' } = {}) {
       if (!path.startsWith(root)) throw new Error('outside root');
       if ((await stat(path)).isDirectory()) path = join(path, 'index.html');
       const body = await readFile(path);
-      res.writeHead(200, { 'content-type': MIME[extname(path)] ?? 'application/octet-stream' });
+      const headers = { 'content-type': MIME[extname(path)] ?? 'application/octet-stream' };
+      if (cors(pathname)) headers['access-control-allow-origin'] = '*';
+      res.writeHead(200, headers);
       res.end(body);
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' });
@@ -100,6 +104,12 @@ export async function settle(page, selector, { timeout = 30_000 } = {}) {
     const e = document.querySelector(sel);
     return { state: e.dataset.state, error: e.dataset.error ?? null, draws: Number(e.dataset.draws ?? 0), build: e.dataset.build };
   }, selector);
+}
+
+/** Waits until every widget that has drawn has drawn again in `lang` (a language switch re-renders them in turn). */
+export function languageDrawn(page, lang, { timeout = 30_000 } = {}) {
+  return page.waitForFunction((l) => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === l || e.hasAttribute('lang')),
+    lang, { timeout });
 }
 
 /**

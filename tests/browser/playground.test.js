@@ -1,6 +1,6 @@
 // The playground on the Vite dev server (what `npm start` serves): the page loads, the widgets script is
 // served from source, a section draws and reacts to a control, and nothing logs an error. The built site is
-// tested in widgets.test.js (PART A sections, blog post, language, ?simd=0, phone) and widgets-b.test.js.
+// tested in widgets.test.js (sections, blog post, language, ?simd=0, phone) and rope-widgets.test.js.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

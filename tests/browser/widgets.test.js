@@ -1,6 +1,6 @@
 // The playground and the embeddable widgets (sections 1 Why position, 2 Sinusoidal, 3 Learned, 5 ALiBi,
-// 8 Precision, 9 Speed and <pe-heatmap>; PART B's sections have widgets-b.test.js) in headless Chromium,
-// against the BUILT static site (what `npm run build:web` ships) served from a sub-path.
+// 8 Precision, 9 Speed and <pe-heatmap>; the RoPE, scaling and tiny-model widgets have rope-widgets.test.js)
+// in headless Chromium, against the BUILT static site (what `npm run build:web` ships) served from a sub-path.
 //
 // Checked: every section draws (pixels read back from its canvases, or SVG shapes); every control, used from
 // the keyboard where it can be, changes what is drawn; no console errors, page errors or failed requests; the
@@ -11,7 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts, isEnglish } from './lib.js';
+import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts, isEnglish, languageDrawn } from './lib.js';
 
 const PREFIX = '/some/sub/path/';
 const SHOTS = join(repoRoot, 'test-results/widgets');
@@ -28,7 +28,6 @@ const SECTIONS = {
 };
 const ALL_TAGS = ['pe-why-position', 'pe-sinusoidal', 'pe-learned', 'pe-rope-rotation', 'pe-heatmap', 'pe-alibi',
   'pe-scaling', 'pe-attention', 'pe-extrapolation', 'pe-precision', 'pe-speed', 'pe-pitfalls'];
-const PART_B = new Set(['pe-rope-rotation', 'pe-scaling', 'pe-attention', 'pe-extrapolation', 'pe-pitfalls']);
 
 let browser, server, site;
 before(async () => {
@@ -89,7 +88,7 @@ async function useControl(page, sel, key) {
   throw new Error(`${sel}: unknown control ${key} (${info.tag} ${info.type})`);
 }
 
-test('playground: each PART A section draws, every control changes the drawing, no errors', async () => {
+test('playground: each of these sections draws, every control changes the drawing, no errors', async () => {
   const { page, errors } = await open('index.html');
   const initial = {};
   try {
@@ -208,7 +207,7 @@ test('playground: the language toggle switches every visible string', async () =
     assert.ok(en.includes('Why position') && en.some((s) => s.startsWith('The clock picture')), 'English page');
     await page.click('pe-lang-toggle button');
     await page.waitForFunction(() => document.documentElement.lang.startsWith('zh'));
-    await page.waitForTimeout(300);
+    await languageDrawn(page, 'zh');
     const zh = await visibleTexts(page);
     assert.ok(zh.includes('为什么需要位置'), 'Chinese headings');
     // English strings: texts with an English word (isEnglish: names, identifiers and units do not count)
@@ -235,6 +234,7 @@ test('playground: the language toggle switches every visible string', async () =
     // and back
     await page.click('pe-lang-toggle button');
     await page.waitForFunction(() => document.documentElement.lang === 'en');
+    await languageDrawn(page, 'en');
     const back = await visibleTexts(page);
     assert.ok(back.includes('Why position'));
     assert.deepEqual(errors, []);
@@ -251,14 +251,10 @@ test('the example blog post embeds every widget with one script tag and works fr
     const tags = await page.$$eval('article *', (els) => [...new Set(els.map((e) => e.localName).filter((n) => n.startsWith('pe-')))]);
     for (const tag of ALL_TAGS) assert.ok(tags.includes(tag), `blog post uses <${tag}>`);
     for (const tag of ALL_TAGS) {
-      const defined = await page.evaluate((t) => !!customElements.get(t), tag);
-      if (!defined) {
-        assert.ok(PART_B.has(tag), `<${tag}> is defined by posenc-widgets.js`);
-        continue;
-      }
+      assert.ok(await page.evaluate((t) => !!customElements.get(t), tag), `<${tag}> is defined by posenc-widgets.js`);
       const s = await settle(page, tag, { timeout: 60_000 });
       assert.equal(s.state, 'ready', `${tag} in the blog post: ${s.error}`);
-      if (!PART_B.has(tag) && tag !== 'pe-speed') assert.ok(nonBlank(await drawing(page, tag)), `${tag} draws in the blog post`);
+      if (tag !== 'pe-speed') assert.ok(nonBlank(await drawing(page, tag)), `${tag} draws in the blog post`);
     }
     await page.screenshot({ path: join(SHOTS, 'blog.png'), fullPage: true });
     assert.deepEqual(errors, []);

@@ -2,11 +2,9 @@
  * encoding, safetensors round trip and rejection of malformed files, forward errors, RoPE scalings, and a
  * short training run that is deterministic and whose loss falls.
  *
- * build.sh links each tests/c/test_X.c against the c/src sources only, so the model sources are included here. */
-#include "../../c/model/model.c"
-#include "../../c/model/tasks.c"
-#include "../../c/model/train.c"
-#include "../../c/model/eval.c"
+ * build.sh links the model tests against the c/src and c/model objects (all but main.c). */
+#include "../../c/model/model_internal.h"
+#include "../../c/model/train.h"
 
 #include "test_util.h"
 
@@ -343,7 +341,63 @@ static void test_safetensors(void) {
         const float nan = NAN;
         memcpy(t + n - 8, &nan, 4);
         expect_reject(t, n, "NaN weight", "NaN");
+        /* finite but huge: its logits would overflow (the fuzzer's finding); the bound itself is accepted */
+        const float huge = 1.7702046e31f, over = (float)PE_MODEL_MAX_WEIGHT * 1.0001f, at = (float)PE_MODEL_MAX_WEIGHT;
+        memcpy(t + n - 8, &huge, 4);
+        expect_reject(t, n, "weight 1.77e31", "beyond +-10000 (PE_MODEL_MAX_WEIGHT), at element");
+        memcpy(t + n - 8, &over, 4);
+        expect_reject(t, n, "weight just past PE_MODEL_MAX_WEIGHT", "model.norm.weight");
+        memcpy(t + n - 8, &at, 4);
+        char msg[PE_MODEL_MESSAGE_SIZE];
+        CHECK_STATUS(try_load(t, n, msg), PE_OK);
+        CHECK(msg[0] == 0, "message after a successful load: %s", msg);
         free(t);
+    }
+    /* sizes in 64 bits: the scratch count is exact where 32 bits would wrap (5957222 tokens of copy-rope's
+     * shape: 5957222 * 721 floats, past 2^32), and failures say why */
+    {
+        pe_model big;
+        memset(&big, 0, sizeof big);
+        big.config.hidden_size = 64;
+        big.config.intermediate_size = 256;
+        big.config.num_attention_heads = 4;
+        size_t nf = 0;
+        CHECK_STATUS(pe_model_scratch_size(&nf, &big, 5957222), PE_OK);
+        CHECK((uint64_t)nf == 5957222ULL * 721ULL, "scratch floats %zu, expected %llu", nf, 5957222ULL * 721ULL);
+        CHECK(big.message[0] == 0, "message after success: %s", big.message);
+        CHECK_STATUS(pe_model_scratch_size(&nf, &big, 0), PE_ERR_SHAPE);
+        CHECK(strstr(big.message, "seq_len must be >= 1, got 0") != NULL, "message: %s", big.message);
+        CHECK_STATUS(pe_model_forward(&m, logits, NULL, tok, 0, NULL, scratch, ns), PE_ERR_SHAPE);
+        CHECK(strstr(m.message, "forward: seq_len must be >= 1") != NULL, "message: %s", m.message);
+        /* a failed call leaves the model as it was */
+        float again[TS * 13];
+        CHECK_STATUS(pe_model_forward(&m, again, NULL, tok + TS, TS, NULL, scratch, ns), PE_OK);
+        CHECK(memcmp(again, logits, sizeof again) == 0, "logits after failed calls differ");
+    }
+    /* config messages name the macro's bound */
+    {
+        pe_model_config bad = tiny_config(PE_MODEL_POS_ROPE, 2), out;
+        char msg[PE_MODEL_MESSAGE_SIZE];
+        bad.vocab_size = PE_MODEL_MAX_VOCAB + 1;
+        CHECK_STATUS(pe__model_resolve(&out, &bad, msg), PE_ERR_SHAPE);
+        CHECK(strcmp(msg, "config: vocab_size must be in [2, 65536], got 65537") == 0, "message: %s", msg);
+        bad = tiny_config(PE_MODEL_POS_ROPE, 2);
+        bad.max_position_embeddings = PE_MODEL_MAX_POSITIONS + 1;
+        CHECK_STATUS(pe__model_resolve(&out, &bad, msg), PE_ERR_SHAPE);
+        CHECK(strcmp(msg, "config: max_position_embeddings must be in [1, 16777216], got 16777217") == 0, "message: %s", msg);
+        bad = tiny_config(PE_MODEL_POS_ROPE, 2);
+        bad.hidden_size = 18; /* head_dim 9 */
+        CHECK_STATUS(pe__model_resolve(&out, &bad, msg), PE_ERR_SHAPE);
+        CHECK(strstr(msg, "even multiple of num_attention_heads 2") != NULL, "message: %s", msg);
+        bad = tiny_config(PE_MODEL_POS_ROPE, 2);
+        bad.embedding_multiplier = 2 * PE_MODEL_MAX_WEIGHT;
+        CHECK_STATUS(pe__model_resolve(&out, &bad, msg), PE_ERR_FIELD_VALUE);
+        CHECK(strstr(msg, "embedding_multiplier in (0, 10000]") != NULL, "message: %s", msg);
+        /* the largest learned table (2^24 x 1024 floats, 64 GiB): accepted where size_t is 64 bits */
+        bad = tiny_config(PE_MODEL_POS_LEARNED, 1);
+        bad.hidden_size = PE_MODEL_MAX_DIM;
+        bad.max_position_embeddings = PE_MODEL_MAX_POSITIONS;
+        CHECK_STATUS(pe__model_resolve(&out, &bad, msg), SIZE_MAX > 0xffffffffu ? PE_OK : PE_ERR_SHAPE);
     }
     /* random corruption of the header: never a crash; each file either loads or says why */
     pe__rng r = pe__rng_seed(9, 9);

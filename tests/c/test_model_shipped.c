@@ -11,10 +11,8 @@
  *
  *   test_model_shipped --logits NAME    prints this build's native logits for the logits.json input, as JSON
  *                                       (tests/js/model.test.js compares the wasm forward with them). */
-#include "../../c/model/model.c"
-#include "../../c/model/tasks.c"
-#include "../../c/model/train.c"
-#include "../../c/model/eval.c"
+#include "../../c/model/model_internal.h"
+#include "../../c/model/train.h"
 
 #include "test_util.h"
 

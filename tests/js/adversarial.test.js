@@ -494,3 +494,55 @@ for (const build of BUILDS) {
     assertThrowsNaming(() => pe.rope({ headDim: 24, scaling: { type: 'linear', factr: 4 } }), TypeError, 'scaling.factr', 'did you mean factor');
   });
 }
+
+for (const build of BUILDS) {
+  test(`strict options: an unknown key is a TypeError naming it and the nearest known key [${build.name}]`, async () => {
+    const pe = await loadBuild(build.simd);
+    const rope = pe.rope({ headDim: 2 });
+    const x = () => new Float32Array(2);
+    const cases = [
+      [() => rope.apply(x(), { shape: [1, 1, 1, 2], position: [5] }), 'rope.apply', 'options.position', 'did you mean positions'],
+      [() => rope.apply(x(), { shape: [1, 1, 1, 2], kheads: 1 }), 'rope.apply', 'options.kheads', 'did you mean kHeads'],
+      [() => rope.cosSin([1], { seqlen: 4 }), 'rope.cosSin', 'options.seqlen', 'did you mean seqLen'],
+      [() => rope.cosSin([1], { out: { cos: new Float32Array(1), sine: new Float32Array(1) } }), 'rope.cosSin', 'options.out.sine', 'did you mean sin'],
+      [() => rope.rerotate(x(), 1, { layuot: 'bshd' }), 'rope.rerotate', 'options.layuot', 'did you mean layout'],
+      [() => pe.rope({ headDim: 8, theta: 10000 }), 'rope', 'options.theta'],
+      [() => pe.alibiBias(2, 2, 2, { casual: true }), 'alibiBias', 'options.casual', 'did you mean causal'],
+      [() => pe.alibiBiasFromMask(2, [[1, 1]], { slope: [1, 2] }), 'alibiBiasFromMask', 'options.slope', 'did you mean slopes'],
+      [() => pe.sinusoidal(2, 4, { offest: 3 }), 'sinusoidal', 'options.offest', 'did you mean offset'],
+      [() => pe.sinusoidal.add(new Float32Array(8), { shape: [1, 2, 4], offest: 3 }), 'sinusoidal.add', 'options.offest'],
+      [() => pe.learned(new Float32Array(8), { dModel: 4, maxlen: 2 }), 'learned', 'options.maxlen', 'did you mean maxLen'],
+      [() => pe.learned(new Float32Array(8), { dModel: 4 }).add(new Float32Array(4), { shape: [1, 1, 4], position: [0] }), 'learned.add', 'options.position'],
+      [() => pe.attention(x(), x(), x(), { shape: { heads: 1, qLen: 1, headDim: 2 }, mask: [1] }), 'attention', 'options.mask'],
+      [() => pe.attention(x(), x(), x(), { shape: { heads: 1, qLen: 1, headDim: 2, kvheads: 1 } }), 'attention', 'options.shape.kvheads', 'did you mean kvHeads'],
+      [() => pe.attention(x(), x(), x(), { shape: { heads: 1, qLen: 1, headDim: 2 }, positions: { q: [0], keys: [0] } }), 'attention', 'options.positions.keys'],
+      [() => pe.tensor(4, { dtpye: 'float32' }), 'tensor', 'options.dtpye', 'did you mean dtype'],
+    ];
+    for (const [fn, ...needles] of cases) assertThrowsNaming(fn, TypeError, ...needles);
+    const { init } = await import('../../web/src/index.js');
+    await assert.rejects(() => init({ smid: false }), (e) => e instanceof TypeError && /init: options\.smid .*did you mean simd/.test(e.message));
+    assert.equal(pe.tensor(2, { dtype: 'float32' }).length, 2);
+    assertThrowsNaming(() => pe.tensor(2, { dtype: 'float16' }), RangeError, 'options.dtype', "'float32'");
+    rope.free();
+  });
+}
+
+for (const build of BUILDS) {
+  test(`a resizable buffer shrunk by an option getter during the call is named, never overrun [${build.name}]`, async () => {
+    const pe = await loadBuild(build.simd);
+    const w = makeWitness(pe);
+    const rope = pe.rope({ headDim: 8 });
+    const buf = new ArrayBuffer(64, { maxByteLength: 64 });
+    const x = new Float32Array(buf); // length-tracking: 16 floats, then 2
+    const options = {
+      shape: [1, 2, 1, 8],
+      get positions() {
+        buf.resize(8);
+        return [1, 2];
+      },
+    };
+    assertThrowsNaming(() => rope.apply(x, options), RangeError, 'rope.apply', 'changed length');
+    rope.free();
+    w.check('a shrinking x');
+  });
+}

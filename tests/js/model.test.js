@@ -1,10 +1,10 @@
-// model.test.js — the tiny models from JS (web/src/model.js over dist/*.wasm, both builds): every shipped model
+// model.test.js — the tiny models from JS (web/src/model.js over dist/posenc-model*.wasm, both builds): every shipped model
 // loads and reaches the in-distribution loss/accuracy recorded in its config.json; wasm logits match the native
 // (gcc) logits within the stated tolerance; attention weights; RoPE scalings; malformed files are rejected with
 // clear errors; memory is released.
 //
 // Native vs wasm, same sources: |logit difference| <= 1e-5 absolute. The native logits come from
-// build/native/test_model_shipped --logits (built by build.sh from the current sources). Both run the same C
+// build/native/scalar/test_model_shipped --logits (built by build.sh from the current sources). Both run the same C
 // with the same summation order and no FMA contraction (GELU's tanh is our own arithmetic, not libm's); they
 // could differ only in expf inside pe_attention (glibc vs musl) and in pe_attention's SIMD path. Observed:
 // identical up to the 9 printed digits (< 1e-7).
@@ -22,7 +22,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const MODELS = process.env.POSENC_MODELS_DIR ?? join(ROOT, 'web/playground/public/models'); // override: test a fresh `train.mjs --out DIR`
 const NATIVE_TOL = 1e-5;
 const TRAINER_TOL = 1e-4;
-const NATIVE_TOOL = join(ROOT, 'build/native/test_model_shipped');
+const NATIVE_TOOL = join(ROOT, 'build/native/scalar/test_model_shipped');
 
 /** This checkout's native logits for a model's logits.json input, or null without the native test build. */
 function nativeLogits(name) {
@@ -44,8 +44,8 @@ async function instantiate(file) {
 }
 
 const builds = [
-  ['simd', 'dist/posenc.simd.wasm'],
-  ['scalar', 'dist/posenc.wasm'],
+  ['simd', 'dist/posenc-model.simd.wasm'],
+  ['scalar', 'dist/posenc-model.wasm'],
 ];
 
 const modelNames = existsSync(MODELS)
@@ -270,6 +270,106 @@ for (const [buildName, file] of builds) {
       const m = api.loadModel(bytes, config);
       assert.equal(m.forward('the cat').seqLen, 7);
       m.free();
+    });
+
+    test('sizes past what wasm memory holds are refused before any allocation; the model stays usable', () => {
+      // copy-rope: 2 layers, 4 heads, hidden 64, intermediate 256, head_dim 16, vocab 28
+      const { config, bytes } = readModel('copy-rope');
+      const model = api.loadModel(bytes, config);
+      const fresh = api.loadModel(bytes, config);
+      try {
+        const probe = new Int32Array(3000).map((_, i) => (i * 7 + 2) % model.vocabSize);
+        const want = fresh.forward(probe).logits;
+        assert.deepEqual(model.forward(probe).logits, want);
+        const mem = instance.exports.memory.buffer.byteLength;
+        // attention weights of 2 * 4 * 11586^2 floats are 4295532672 bytes: past 2^32 (the JS byte count once wrapped)
+        assert.throws(() => model.forward(new Int32Array(11586).fill(2), { attention: true }),
+          (e) => e instanceof RangeError && /forward: 11586 tokens' ids, logits and attention weights need 4296876648 bytes, more than the 4294967296 bytes \(4 GiB\)/.test(e.message), 'attention past 4 GiB');
+        assert.equal(instance.exports.memory.buffer.byteLength, mem, 'nothing was allocated');
+        assert.deepEqual(model.forward(probe).logits, want, 'the model still computes the same logits');
+        // the scratch of 5957222 tokens is 5957222 * 721 floats: more bytes than a 32-bit size_t counts
+        assert.throws(() => model.forward(new Int32Array(5957222).fill(2)),
+          (e) => e instanceof RangeError && /scratch/.test(e.message) && /17180628248 bytes/.test(e.message) && /4294967295/.test(e.message), 'scratch past size_t');
+        assert.equal(instance.exports.memory.buffer.byteLength, mem, 'nothing was allocated');
+        assert.deepEqual(model.forward(probe).logits, want, 'the model still computes the same logits');
+        const { attention } = model.forward(probe.subarray(0, 40), { attention: true });
+        for (let row = 0; row < 2 * 4 * 40; row++) {
+          let sum = 0;
+          for (let j = 0; j < 40; j++) sum += attention[row * 40 + j];
+          assert.ok(Math.abs(sum - 1) < 1e-5, `attention row ${row} sums to ${sum}`);
+        }
+      } finally {
+        model.free();
+        fresh.free();
+      }
+    });
+
+    test('the C reader counts sizes in 64 bits: a 64 GiB learned table is refused by name and bound; huge weights too', () => {
+      const ex = instance.exports;
+      const u8 = () => new Uint8Array(ex.memory.buffer);
+      const meta = { vocab_size: '2', hidden_size: '1024', num_hidden_layers: '1', num_attention_heads: '1',
+        intermediate_size: '1', max_position_embeddings: String(2 ** 24), position_encoding: 'learned', rope_theta: '10000',
+        rms_norm_eps: '1e-5', embedding_multiplier: '1' };
+      const file = writeSafetensors({}, meta); // header only: the size check comes first
+      const m = ex.malloc(ex.pe_model_struct_size()), out = ex.malloc(8), f = ex.malloc(file.length);
+      u8().set(file, f);
+      assert.notEqual(ex.pe_model_open(m, out, f, file.length), 0);
+      const msgPtr = ex.pe_model_message(m);
+      const msg = new TextDecoder().decode(u8().subarray(msgPtr, u8().indexOf(0, msgPtr)));
+      // (embeddings 2 * 1024 + positions 2^24 * 1024 + one layer 2 * 1024 + 4 * 1024^2 + 2 * 1 * 1024 + norm 1024) floats * 4 bytes
+      assert.equal(msg, 'config: the weights take 68736282624 bytes, more than size_t holds here (4294967295)');
+      for (const p of [m, out, f]) ex.free(p);
+
+      // a finite weight of 1.77e31 (the fuzzer's find): its logits would overflow, so the file is refused
+      const { config, bytes } = readModel('copy-rope');
+      const huge = bytes.slice();
+      new DataView(huge.buffer).setFloat32(huge.length - 4, 1.7702046e31, true);
+      assert.throws(() => api.loadModel(huge, config),
+        (e) => e instanceof ModelFileError && /tensor 'model.norm.weight' holds a value beyond \+-10000 \(PE_MODEL_MAX_WEIGHT\), at element 63/.test(e.message));
+    });
+
+    test('file bytes: a view whose own length lies is read at its real length; look-alikes are TypeErrors', () => {
+      const { config, bytes } = readModel('copy-rope');
+      const want = api.loadModel(bytes, config);
+      const lying = Uint8Array.from(bytes);
+      Object.defineProperty(lying, 'length', { value: 16 });
+      const m = api.loadModel(lying, config);
+      assert.deepEqual(m.forward('.ab|ab').logits, want.forward('.ab|ab').logits);
+      m.free();
+      want.free();
+      const fake = Object.create(Uint8Array.prototype, { length: { value: bytes.length }, buffer: { value: bytes.buffer } });
+      assert.throws(() => api.loadModel(fake, config), (e) => e instanceof TypeError && /loadModel: the file must be/.test(e.message));
+      assert.throws(() => api.loadModel(Object.create(ArrayBuffer.prototype), config), TypeError);
+    });
+
+    test('options are strict: an unknown key is a TypeError naming it and the nearest known one', () => {
+      const { config, bytes } = readModel('copy-rope');
+      const model = api.loadModel(bytes, config);
+      try {
+        assert.throws(() => model.forward([1, 2], { atention: true }), (e) => e instanceof TypeError && /forward: options.atention is not an option; did you mean attention\?/.test(e.message));
+        assert.throws(() => model.forward([1, 2], { ropeScaling: { type: 'linear', facter: 2 } }), (e) => e instanceof TypeError && /ropeScaling.facter is not an option; did you mean factor\?/.test(e.message));
+        assert.throws(() => model.evaluate([1, 2], { target: [2, -1] }), (e) => e instanceof TypeError && /did you mean targets\?/.test(e.message));
+        assert.throws(() => model.forward([1, 2], { ropeScaling: { type: 'linear', factor: 0.25 } }), (e) => e instanceof RangeError && /ropeScaling linear x 0.25 is refused/.test(e.message));
+        assert.equal(model.forward([1, 2], { attention: true, ropeScaling: { type: 'linear', factor: 2 } }).attention.length, 2 * 4 * 2 * 2);
+      } finally {
+        model.free();
+      }
+    });
+
+    test('tokens are read once: a Proxy whose length grows after the check; BigInt ids are a TypeError', () => {
+      const { config, bytes } = readModel('copy-rope');
+      const model = api.loadModel(bytes, config);
+      try {
+        let lengthReads = 0;
+        const tokens = new Proxy([1, 2, 3], { get: (t, k) => (k === 'length' ? (lengthReads++ ? 1e6 : 3) : Reflect.get(t, k)) });
+        const r = model.forward(tokens);
+        assert.equal(r.seqLen, 3);
+        assert.equal(lengthReads, 1);
+        assert.deepEqual(r.logits, model.forward([1, 2, 3]).logits);
+        assert.throws(() => model.forward(new BigInt64Array(2)), (e) => e instanceof TypeError && /token ids must be numbers, got 0n at index 0/.test(e.message));
+      } finally {
+        model.free();
+      }
     });
 
     test('load/free 30 times: memory does not keep growing', () => {

@@ -68,20 +68,26 @@ const cases = {};
   const cos = ex.malloc(64 * 4);
   const sin = ex.malloc(64 * 4);
   ex.pe_rope_cos_sin(cos, sin, rope, pos, 1, -1n, 1.0);
+  // pe_rope_apply_config { batch 1, seq 1, heads H, bshd, shared rows, forward }, laid out as the module says
+  const alay = ex.pe_abi_rope_apply_config_layout(countPtr) >>> 2;
+  const acount = i32()[countPtr >>> 2];
+  const ac = ex.malloc(i32()[alay + acount - 1]);
+  new Uint8Array(ex.memory.buffer, ac, i32()[alay + acount - 1]).fill(0);
+  for (const [field, v] of [[0, 1], [1, 1], [2, H]]) new DataView(ex.memory.buffer).setInt32(ac + i32()[alay + field], v, true);
   cases['raw: cos_sin'] = () => ex.pe_rope_cos_sin(cos, sin, rope, pos, 1, -1n, 1.0);
-  cases['raw: apply q'] = () => ex.pe_rope_apply(rope, q, cos, sin, 1, 1, H, 0, 0, 0);
+  cases['raw: apply q'] = () => ex.pe_rope_apply(rope, q, cos, sin, ac);
   cases['raw: cos_sin + apply q'] = () => {
     ex.pe_rope_cos_sin(cos, sin, rope, pos, 1, -1n, 1.0);
-    ex.pe_rope_apply(rope, q, cos, sin, 1, 1, H, 0, 0, 0);
+    ex.pe_rope_apply(rope, q, cos, sin, ac);
   };
   cases['raw: apply q, k'] = () => {
-    ex.pe_rope_apply(rope, q, cos, sin, 1, 1, H, 0, 0, 0);
-    ex.pe_rope_apply(rope, k, cos, sin, 1, 1, H, 0, 0, 0);
+    ex.pe_rope_apply(rope, q, cos, sin, ac);
+    ex.pe_rope_apply(rope, k, cos, sin, ac);
   };
   cases['raw: cos_sin + apply q, k'] = () => {
     ex.pe_rope_cos_sin(cos, sin, rope, pos, 1, -1n, 1.0);
-    ex.pe_rope_apply(rope, q, cos, sin, 1, 1, H, 0, 0, 0);
-    ex.pe_rope_apply(rope, k, cos, sin, 1, 1, H, 0, 0, 0);
+    ex.pe_rope_apply(rope, q, cos, sin, ac);
+    ex.pe_rope_apply(rope, k, cos, sin, ac);
   };
 }
 

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -50,11 +50,13 @@ function assertClose(actual, wanted, what) {
 
 test('tarball holds only what a user needs', async () => {
   const src = (await readdir(join(repoRoot, 'web/src')))
-    .filter((f) => (f.endsWith('.js') && !f.endsWith('.test.js')) || f === 'index.d.ts')
+    .filter((f) => (f.endsWith('.js') && !f.endsWith('.test.js')) || f === 'index.d.ts' || f === 'model.d.ts')
     .map((f) => `web/src/${f}`);
-  const want = ['LICENSE', 'README.md', 'package.json', 'dist/posenc.simd.wasm', 'dist/posenc.wasm', ...src].sort();
+  const wasm = ['dist/posenc.simd.wasm', 'dist/posenc.wasm', 'dist/posenc-model.simd.wasm', 'dist/posenc-model.wasm'];
+  const want = ['LICENSE', 'README.md', 'package.json', ...wasm, ...src].sort();
   assert.deepEqual(packedFiles, want);
-  for (const f of ['web/src/index.js', 'web/src/index.d.ts', 'web/src/wasm-inline.js', 'web/src/url.js']) {
+  for (const f of ['web/src/index.js', 'web/src/index.d.ts', 'web/src/wasm-inline.js', 'web/src/url.js',
+    'web/src/model.js', 'web/src/model.d.ts', 'web/src/wasm-inline-model-simd.js', 'web/src/wasm-inline-model-scalar.js']) {
     assert.ok(packedFiles.includes(f), `${f} is in the tarball`);
   }
 });
@@ -67,8 +69,17 @@ test('installed package runs in Node (inline wasm, SIMD and forced scalar)', asy
     const pos = ${JSON.stringify(POSITIONS)};
     const a = pe.rope({ headDim: 8 }).cosSin(pos);
     const b = scalar.rope({ headDim: 8 }).cosSin(pos);
+    // the tiny models: their own module, through the instance; ModelFileError from the 'posenc/model' entry
+    const { ModelFileError } = await import('posenc/model');
+    const { readFileSync } = await import('node:fs');
+    const dir = ${JSON.stringify(join(repoRoot, 'web/playground/public/models/copy-rope/'))};
+    const config = JSON.parse(readFileSync(dir + 'config.json', 'utf8'));
+    const m = await pe.loadModel(readFileSync(dir + 'model.safetensors'), config);
+    const logits = m.forward('.ab|ab').logits;
+    const rejected = await pe.loadModel(new Uint8Array(5), config).then(() => 'accepted', (e) => e instanceof ModelFileError);
     console.log(JSON.stringify({ simd: pe.simd, scalarSimd: scalar.simd,
-      cos: [...a.cos], sin: [...a.sin], scalarCos: [...b.cos], scalarSin: [...b.sin] }));
+      cos: [...a.cos], sin: [...a.sin], scalarCos: [...b.cos], scalarSin: [...b.sin],
+      modelLogits: logits.length, modelFinite: logits.every(Number.isFinite), rejected }));
   `;
   await writeFile(join(project, 'check.mjs'), script);
   const { stdout } = await run(process.execPath, ['check.mjs'], { cwd: project });
@@ -80,6 +91,9 @@ test('installed package runs in Node (inline wasm, SIMD and forced scalar)', asy
   assertClose(r.sin, want.sin, 'sin');
   assertClose(r.scalarCos, want.cos, 'scalar cos');
   assertClose(r.scalarSin, want.sin, 'scalar sin');
+  assert.equal(r.modelLogits, 6 * 28, 'copy-rope logits: 6 tokens x vocab 28');
+  assert.equal(r.modelFinite, true);
+  assert.equal(r.rejected, true, 'a 5-byte file is a ModelFileError of posenc/model');
 });
 
 test('installed package works in a Vite-built page in headless Chromium (inline and URL entries)', async () => {
@@ -106,6 +120,14 @@ test('installed package works in a Vite-built page in headless Chromium (inline 
   await run(process.execPath, [vite, 'build', '--logLevel', 'warn', '--outDir', 'dist', '--emptyOutDir'], { cwd: site });
   const built = await readdir(join(site, 'dist/assets'));
   assert.ok(built.some((f) => f.endsWith('.wasm')), `posenc/url's wasm is emitted as an asset (${built})`);
+  // The page only computes RoPE: the tiny-model code (model.js, its inlined wasm) stays out of the entry chunk,
+  // in chunks loaded only by pe.loadModel.
+  const entry = built.filter((f) => f.startsWith('index') && f.endsWith('.js'));
+  assert.equal(entry.length, 1, `one entry chunk (${built})`);
+  const entryText = await readFile(join(site, 'dist/assets', entry[0]), 'utf8');
+  assert.ok(!entryText.includes('pe_model_forward'), 'model.js is not in the entry chunk');
+  const chunks = await Promise.all(built.filter((f) => f.endsWith('.js') && f !== entry[0]).map((f) => readFile(join(site, 'dist/assets', f), 'utf8')));
+  assert.ok(chunks.some((t) => t.includes('pe_model_forward')), 'model.js is a lazily loaded chunk');
 
   const server = await serveStatic(join(site, 'dist'));
   const browser = await launchChromium();

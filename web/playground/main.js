@@ -74,6 +74,11 @@ function start(api) {
   translatePage(api);
   document.addEventListener('pe-lang-change', () => translatePage(api));
   document.documentElement.dataset.page = 'ready';
+  // the widgets now hold their heights: show a page opened at #section, on that section (index.html)
+  if (document.documentElement.hasAttribute('data-jump')) {
+    document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView({ block: 'start' });
+    document.documentElement.removeAttribute('data-jump');
+  }
 }
 
 if (window.posencWidgets) start(window.posencWidgets);

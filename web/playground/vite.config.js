@@ -38,5 +38,6 @@ export default defineConfig({
       },
     },
   },
+  worker: { format: 'es' }, // the tiny-model evaluation worker (web/widgets/lib/eval-worker.js) is a module
   server: { open: false },
 });

@@ -6,18 +6,18 @@
 // pe.attention takes `alibi: true` (these slopes) or explicit slopes and adds the bias inside the kernel
 // without materialising it; alibiBias() is for inspection and for code that builds its own attention.
 
-import { checkInt, checkOptions, typeError, rangeError, INT32_MAX } from './errors.js';
+import { checkInt, checkOptions, checkKnownKeys, knownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
 import {
   SLOT,
   MAX_TENSOR_LENGTH,
   copyOut,
-  typedArrayTag,
   numbersLength,
   stageInt32s,
   int32RangeErrorAt,
   locateFloat32,
   returnFloat32,
 } from './memory.js';
+import { typedArrayTag } from './typed-arrays.js';
 
 /**
  * Validates optional explicit slopes (a Float32Array or an array-like of finite numbers, length nHeads; each
@@ -45,6 +45,9 @@ export function writeSlopes(ctx, where, name, slopes, nHeads) {
   return ptr;
 }
 
+const BIAS_KEYS = knownKeys('causal', 'slopes', 'out');
+const FROM_MASK_KEYS = knownKeys('shape', 'slopes');
+
 function check(ctx, where, status) {
   if (status !== 0) throw ctx.statusError(where, status);
 }
@@ -71,6 +74,7 @@ export function alibiBias(ctx, nHeads, qLen, kLen, options) {
   checkInt(where, 'qLen', qLen, 1, INT32_MAX);
   checkInt(where, 'kLen', kLen, 1, INT32_MAX);
   const o = checkOptions(where, 'options', options);
+  checkKnownKeys(where, 'options', o, BIAS_KEYS);
   const causal = o.causal ?? false;
   if (typeof causal !== 'boolean') throw typeError(where, 'options.causal must be a boolean', causal);
   const total = nHeads * qLen * kLen;
@@ -167,6 +171,7 @@ export function alibiBiasFromMask(ctx, nHeads, attentionMask, options) {
   const where = 'alibiBiasFromMask';
   checkInt(where, 'nHeads', nHeads, 1, INT32_MAX);
   const o = checkOptions(where, 'options', options);
+  checkKnownKeys(where, 'options', o, FROM_MASK_KEYS);
   const { flat, n, batch, seq } = readMask(ctx, where, attentionMask, o.shape);
   const total = batch * nHeads * seq;
   if (total > MAX_TENSOR_LENGTH) {

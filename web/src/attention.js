@@ -31,10 +31,8 @@ import {
   int32sLength,
   stageInt32s,
   int32RangeErrorAt,
-  typedArrayTag,
-  posesAsTypedArray,
-  viewLength,
 } from './memory.js';
+import { typedArrayTag, posesAsTypedArray, viewLength } from './typed-arrays.js';
 import { ropeHandle, LAYOUTS } from './rope.js';
 import { writeSlopes } from './alibi.js';
 import { readLayout, limit } from './abi.js';

@@ -10,11 +10,7 @@
 // template strings, no lists joined), which keeps small calls such as a decode-step rope.apply cheap. Callers
 // on hot paths therefore pass constant names, or test the value inline and call these only to throw.
 
-const typedArrayPrototype = Object.getPrototypeOf(Int8Array.prototype);
-const typedArrayTagOf = Function.prototype.call.bind(
-  Object.getOwnPropertyDescriptor(typedArrayPrototype, Symbol.toStringTag).get,
-);
-const typedArrayLengthOf = Function.prototype.call.bind(Object.getOwnPropertyDescriptor(typedArrayPrototype, 'length').get);
+import { typedArrayTag, viewLength, posesAsTypedArray } from './typed-arrays.js';
 
 /** Short, safe rendering of a received value for an error message. */
 export function describe(v) {
@@ -35,12 +31,12 @@ export function describe(v) {
       return 'a symbol';
     default: {
       // Only the engine's own answers are trusted here: a look-alike's getters could throw or lie.
-      const tag = typedArrayTagOf(v);
-      if (tag !== undefined) return `a ${tag}(${typedArrayLengthOf(v)})`;
+      const tag = typedArrayTag(v);
+      if (tag !== undefined) return `a ${tag}(${viewLength(v)})`;
       try {
         if (Array.isArray(v)) return 'an Array';
         if (ArrayBuffer.isView(v)) return 'a DataView';
-        if (typedArrayPrototype.isPrototypeOf(v)) return 'an object posing as a typed array';
+        if (posesAsTypedArray(v)) return 'an object posing as a typed array';
         const name = v.constructor?.name;
         return typeof name === 'string' && name !== 'Object' && name !== '' ? `a ${name.slice(0, 40)}` : 'an object';
       } catch {
@@ -126,15 +122,27 @@ function editDistance(a, b) {
   return row[b.length];
 }
 
+/** The keys an options object may have, for checkKnownKeys (made once per function, at module load). */
+export function knownKeys(...keys) {
+  return Object.freeze({ set: new Set(keys), list: Object.freeze(keys) });
+}
+
 /**
- * Every own key of options object `o` is one of `known`; otherwise a TypeError naming the key and the nearest
- * known one: "rope: options.heads is not an option; did you mean headDim?".
+ * Every key of options object `o` is known: `known` is a knownKeys() set (hot paths) or an array of names;
+ * otherwise a TypeError naming the key and the nearest known one: "rope.apply: options.position is not an
+ * option; did you mean positions?". Nothing is silently ignored. Costs a for-in over the keys a call passes.
  */
 export function checkKnownKeys(where, name, o, known) {
-  for (const key of Object.keys(o)) {
-    if (known.includes(key)) continue;
-    let best = known[0];
-    for (const k of known) if (editDistance(key.toLowerCase(), k.toLowerCase()) < editDistance(key.toLowerCase(), best.toLowerCase())) best = k;
-    throw new TypeError(`${where}: ${name}.${key.slice(0, 60)} is not an option; did you mean ${best}? (options: ${known.join(', ')})`);
+  if (Array.isArray(known)) {
+    for (const key in o) if (!known.includes(key)) throw unknownKey(where, name, key, known);
+    return;
   }
+  for (const key in o) if (!known.set.has(key)) throw unknownKey(where, name, key, known.list);
+}
+
+function unknownKey(where, name, key, list) {
+  const k = key.toLowerCase();
+  let best = list[0];
+  for (const c of list) if (editDistance(k, c.toLowerCase()) < editDistance(k, best.toLowerCase())) best = c;
+  return new TypeError(`${where}: ${name}.${key.slice(0, 60)} is not an option; did you mean ${best}? (options: ${list.join(', ')})`);
 }

@@ -223,7 +223,7 @@ export function ropeRequest(where, v, family, { layerType, pairing: pairingOptio
   const out = { ropeOptions, names, ignored };
   if (mrope) out.mrope = mrope;
   if (outputPairing) out.outputPairing = outputPairing;
-  if (mla) out.scale = mlaScale(where, v, family, type, params, pn);
+  if (mla) out.scale = mlaScale(where, v, family, type, params);
   if (given(params.llama_4_scaling_beta)) out.queryScale = llama4Scaling(where, params, pn, v);
   return out;
 }
@@ -290,7 +290,7 @@ function gptjRequest(where, v, family, pairingOption) {
  * rope is scaled and mscale_all_dim is non-zero. transformers' DeepseekV2Attention has no mscale term (DeepSeek's
  * remote code and vLLM do); posenc follows transformers.
  */
-function mlaScale(where, v, family, type, params, pn) {
+function mlaScale(where, v, family, type, params) {
   const nope = v.get('qk_nope_head_dim');
   const rope = v.get('qk_rope_head_dim');
   if (!Number.isInteger(nope) || !Number.isInteger(rope)) {

@@ -9,6 +9,9 @@
 //   integers in [0, 2^31 - 1].
 // - Wrong types throw TypeError, out-of-range values RangeError; the message names the argument and the bound,
 //   e.g. "rope: headDim must be an even integer in [2, 1024], got 7". A failed call changes nothing.
+// - Options are strict: an unknown key is a TypeError naming it and the nearest known key. Typed arrays must be
+//   real typed arrays (not objects with their prototype, not Proxies); a detached one is a TypeError. Using an
+//   object after free() is a TypeError.
 
 /** Options of init(). */
 export interface InitOptions {
@@ -39,6 +42,12 @@ export interface Tensor {
   readonly freed: boolean;
   /** Releases the memory; calling it again does nothing. */
   free(): void;
+}
+
+/** Options of pe.tensor(). */
+export interface TensorOptions {
+  /** The storage type; 'float32' (the default) is the one so far. */
+  dtype?: 'float32';
 }
 
 /** Float input: copied in and out (Float32Array) or used in place (Tensor, or a Float32Array viewing wasm memory). */
@@ -183,7 +192,9 @@ export interface Rope {
   /**
    * The resolved config, read back from the C core (defaults filled in the way Hugging Face does), in
    * pe.rope()'s option shape: pe.rope({ ...rope.config, headDim: 24 }) is the same RoPE for another head size.
-   * rotaryDim appears only when partial. A fresh copy each time.
+   * rotaryDim appears only when partial. Derived values are included as resolved (yarn's and longrope's
+   * attentionFactor, yarn's factor from maxPositionEmbeddings): change the fields they come from and drop them to
+   * have them derived again. A fresh copy each time.
    */
   readonly config: RopeConfig;
   readonly freed: boolean;
@@ -302,10 +313,16 @@ export interface HFPositionSpec {
 export interface Posenc {
   /** Which build is running. */
   readonly simd: boolean;
-  /** The tiny transformers of the playground (c/model/model.c), on this same wasm instance. */
-  readonly models: ModelApi;
-  /** A tiny model from a safetensors file (F32) and its config.json object; throws ModelFileError if malformed. */
-  loadModel(safetensors: Uint8Array | ArrayBuffer | ArrayBufferView, config: TinyModelConfig): TinyModel;
+  /**
+   * The tiny transformers of the playground (c/model), on their own wasm module of this build, loaded with
+   * web/src/model.js on first use: a promise, the same one every time once it has resolved.
+   */
+  readonly models: Promise<ModelApi>;
+  /**
+   * A tiny model from a safetensors file (F32) and its config.json object; rejects with ModelFileError
+   * (from 'posenc/model') if malformed. Loads the model module first if needed.
+   */
+  loadModel(safetensors: Uint8Array | ArrayBuffer | ArrayBufferView, config: TinyModelConfig): Promise<TinyModel>;
   /** Fetches `config.json` and `model.safetensors` under baseUrl and loads them. */
   fetchModel(baseUrl: string | URL, options?: { fetch?: typeof fetch }): Promise<TinyModel>;
   /** Current size of the module's WebAssembly memory in bytes (diagnostics, leak checks). */
@@ -331,7 +348,7 @@ export interface Posenc {
    */
   fromHFConfig(config: Record<string, unknown>, options?: FromHFConfigOptions): HFPositionSpec;
   /** A float32 array in wasm memory: zero-filled of the given length, or a copy of a Float32Array. */
-  tensor(lengthOrArray: number | Float32Array): Tensor;
+  tensor(lengthOrArray: number | Float32Array, options?: TensorOptions): Tensor;
 
   /**
    * ALiBi slopes for any head count ≥ 1 (Press et al. 2022, BLOOM's build_alibi_tensor schedule): 2^(-8(h+1)/n)
@@ -644,6 +661,4 @@ export interface ModelApi {
   fetchModel(baseUrl: string | URL, options?: { fetch?: typeof fetch }): Promise<TinyModel>;
   parseSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): SafetensorsInfo;
 }
-/** A safetensors or config.json file that cannot be used; the message says where and why. */
-export declare class ModelFileError extends Error {}
-export declare function parseSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): SafetensorsInfo;
+// ModelFileError and parseSafetensors are exported by 'posenc/model' (model.d.ts).

@@ -10,9 +10,11 @@
 //   pe.sinusoidal(seqLen, dModel); pe.sinusoidal.add(x, { shape: [batch, seq, dModel] });
 //   pe.learned(table, { dModel, offset: 2 }).add(x, { shape, positions }); pe.alibiSlopes(nHeads);
 //
-// This entry carries both wasm modules inlined (base64), so bundlers and a plain <script type="module"> need
-// no configuration. 'posenc/url' is the same API loading dist/*.wasm by URL with streaming compilation.
-// The API's shape is declared in index.d.ts.
+// This entry carries both core wasm builds inlined (base64), so bundlers and a plain <script type="module">
+// need no configuration. The tiny models (pe.loadModel / pe.fetchModel) are their own wasm module, inlined in
+// their own files and imported only when a model is first loaded; ModelFileError and parseSafetensors come
+// from 'posenc/model'. 'posenc/url' is the same API loading dist/*.wasm by URL with streaming compilation.
+// The API's shape is declared in index.d.ts (and model.d.ts).
 
 import { simdWasmBase64, scalarWasmBase64 } from './wasm-inline.js';
 import { makeInit, compileBytes, decodeBase64 } from './loader.js';
@@ -25,7 +27,10 @@ import { makeInit, compileBytes, decodeBase64 } from './loader.js';
 export const init = makeInit({
   simd: () => compileBytes(decodeBase64(simdWasmBase64)),
   scalar: () => compileBytes(decodeBase64(scalarWasmBase64)),
+  model: async (simd) => {
+    const { wasmBase64 } = await (simd ? import('./wasm-inline-model-simd.js') : import('./wasm-inline-model-scalar.js'));
+    return compileBytes(decodeBase64(wasmBase64));
+  },
 });
 
 export default init;
-export { ModelFileError, parseSafetensors } from './model.js';

@@ -11,7 +11,7 @@
 // The table is copied into wasm memory once, when the object is made (or used in place, zero-copy, when it is
 // a pe.tensor: then it must stay alive as long as this object).
 
-import { checkInt, checkOptions, typeError, INT32_MAX } from './errors.js';
+import { checkInt, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import { readLayout } from './abi.js';
 import {
   SLOT,
@@ -27,6 +27,9 @@ import {
   int32RangeErrorAt,
 } from './memory.js';
 
+
+const LEARNED_KEYS = knownKeys('maxLen', 'dModel', 'offset');
+const ADD_KEYS = knownKeys('shape', 'positions');
 
 // pe_learned_add_config fields in declaration order (pe_abi_learned_add_config_layout), all int32.
 const ADD_FIELDS = ['batch', 'seq', 'd_model', 'n_rows', 'row_offset', 'per_batch_positions'];
@@ -126,6 +129,7 @@ class Learned {
     const st = Learned.#live(this, where);
     const { heap, exports: ex } = st.ctx;
     const o = checkOptions(where, 'options', options);
+    checkKnownKeys(where, 'options', o, ADD_KEYS);
     const shape = o.shape;
     const sb = 'options.shape must be [batch, seq, dModel] of integers >= 1';
     if (shape === undefined || shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {
@@ -190,6 +194,7 @@ export function learned(ctx, table, options) {
   if (options === undefined || options === null) {
     throw typeError(where, 'options must be an object such as { dModel: 768 } (dModel is required)', options);
   }
+  checkKnownKeys(where, 'options', o, LEARNED_KEYS);
   const dModel = o.dModel;
   if (dModel === undefined) throw typeError(where, `options.dModel must be an integer in [1, ${INT32_MAX}]`, dModel);
   checkInt(where, 'options.dModel', dModel, 1, INT32_MAX);

@@ -1,7 +1,9 @@
 // loader.js — instantiating the wasm modules, choosing SIMD or scalar, and assembling the `pe` API object.
 //
 // The two entries (index.js: wasm inlined as base64; url.js: wasm fetched by URL) differ only in how they get
-// a compiled WebAssembly.Module; both call makeInit() with two module sources.
+// a compiled WebAssembly.Module; both call makeInit() with the module sources: the core's two builds, and the
+// tiny-model module (its own wasm, c/src + c/model), which with model.js is loaded only when pe.models,
+// pe.loadModel or pe.fetchModel is first used.
 //
 // Choosing the build: SIMD is used only if (1) the engine compiles the SIMD module (a SIMD-less engine rejects
 // it at validation) and (2) a check computation through the full API (a cos/sin table and one rotation,
@@ -11,7 +13,7 @@
 // same outcome returns the same object.
 
 import { Heap, createTensor } from './memory.js';
-import { statusError, typeError } from './errors.js';
+import { statusError, typeError, checkKnownKeys, knownKeys } from './errors.js';
 import { readStatuses, readLimits } from './abi.js';
 import { readRopeLayout } from './rope-options.js';
 import { rope } from './rope.js';
@@ -20,7 +22,8 @@ import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
 import { sinusoidal, sinusoidalAdd, readSinusoidalLayout } from './sinusoidal.js';
 import { learned } from './learned.js';
 import { attention, readAttentionLayout } from './attention.js';
-import { createModelApi } from './model.js';
+
+const INIT_KEYS = knownKeys('simd');
 
 // WASI errno ENOSYS: the kernels make no system calls; if libc ever does, it is told "not supported".
 const WASI_ENOSYS = 52;
@@ -48,11 +51,19 @@ export function stubImports(module) {
   return imports;
 }
 
-/** Instantiates a compiled module and builds the API object over it. */
-export async function instantiate(module, simd) {
+/** Instantiates a compiled module with stub imports and runs its static constructors. */
+export async function instantiateModule(module) {
   const instance = await WebAssembly.instantiate(module, stubImports(module));
-  const ex = instance.exports;
-  if (typeof ex._initialize === 'function') ex._initialize();
+  if (typeof instance.exports._initialize === 'function') instance.exports._initialize();
+  return instance;
+}
+
+/**
+ * Instantiates a compiled core module and builds the API object over it. modelSource(simd): a promise of the
+ * compiled tiny-model module of that build (omitted: pe.loadModel rejects).
+ */
+export async function instantiate(module, simd, modelSource) {
+  const ex = (await instantiateModule(module)).exports;
   const required = ['memory', 'malloc', 'free', 'pe_status_string', 'pe_abi_status_count', 'pe_abi_status_name'];
   required.push('pe_abi_limit_count', 'pe_abi_limit_name', 'pe_abi_limit_value', 'pe_abi_rope_layout');
   required.push('pe_rope_init', 'pe_rope_cos_sin', 'pe_rope_apply');
@@ -61,7 +72,7 @@ export async function instantiate(module, simd) {
   for (const name of required) {
     if (!(name in ex)) throw new Error(`posenc: the wasm module does not export ${name}`);
   }
-  return createApi(ex, simd);
+  return createApi(ex, simd, modelSource);
 }
 
 /**
@@ -69,7 +80,7 @@ export async function instantiate(module, simd) {
  * `ctx`: { exports, heap (memory.js: views, scratch slots), status (the module's codes by name: status.PE_ERR_POSITION),
  * limits (abi.js readLimits), statusError(where, status), ropeLayout, sinusoidalLayout, attentionLayout }.
  */
-export function createApi(exports, simd) {
+export function createApi(exports, simd, modelSource) {
   const heap = new Heap(exports);
   const statuses = readStatuses(exports, heap);
   const ctx = {
@@ -91,7 +102,22 @@ export function createApi(exports, simd) {
   sinusoidalFn.add = (x, options) => sinusoidalAdd(ctx, x, options);
   Object.freeze(sinusoidalFn);
 
-  let models = null; // made on first use: most users never load a model
+  // The tiny-model API: its own wasm instance of the same build (SIMD or scalar) and model.js, both fetched on
+  // first use, since most users never load a model. A failure is not cached.
+  let models = null;
+  const loadModels = () => {
+    if (models === null) {
+      models = (async () => {
+        if (typeof modelSource !== 'function') throw new Error('posenc: this entry was built without the tiny-model module');
+        const [{ createModelApi }, module] = await Promise.all([import('./model.js'), modelSource(simd)]);
+        return createModelApi(await instantiateModule(module));
+      })();
+      models.catch(() => {
+        models = null;
+      });
+    }
+    return models;
+  };
   const pe = {
     /** true when this is the SIMD128 build. */
     simd,
@@ -104,13 +130,16 @@ export function createApi(exports, simd) {
     sinusoidal: sinusoidalFn,
     learned: (table, options) => learned(ctx, table, options),
     attention: (q, k, v, options) => attention(ctx, q, k, v, options),
-    tensor: (lengthOrArray) => createTensor(heap, lengthOrArray),
-    /** The tiny transformers (web/src/model.js) on this same instance: loadModel, fetchModel, parseSafetensors. */
+    tensor: (lengthOrArray, options) => createTensor(heap, lengthOrArray, options),
+    /**
+     * A promise of the tiny-transformer API (web/src/model.js: loadModel, fetchModel, parseSafetensors), over
+     * the model module of this build; the same promise every time once it has loaded.
+     */
     get models() {
-      return (models ??= createModelApi(exports));
+      return loadModels();
     },
-    loadModel: (safetensors, config) => pe.models.loadModel(safetensors, config),
-    fetchModel: (baseUrl, options) => pe.models.fetchModel(baseUrl, options),
+    loadModel: async (safetensors, config) => (await loadModels()).loadModel(safetensors, config),
+    fetchModel: async (baseUrl, options) => (await loadModels()).fetchModel(baseUrl, options),
     /** Current size of the module's WebAssembly memory in bytes (for diagnostics and leak checks). */
     get memoryBytes() {
       return exports.memory.buffer.byteLength;
@@ -163,8 +192,10 @@ export function checkComputation(pe) {
 }
 
 /**
- * makeInit({ simd: () => Promise<WebAssembly.Module>, scalar: () => Promise<WebAssembly.Module> }) -> init.
- * A source rejects (CompileError) when the engine cannot compile that module.
+ * makeInit({ simd: () => Promise<WebAssembly.Module>, scalar: () => Promise<WebAssembly.Module>,
+ *            model: (simd: boolean) => Promise<WebAssembly.Module> }) -> init.
+ * A source rejects (CompileError) when the engine cannot compile that module. `model` is called only when a
+ * tiny model is first loaded.
  */
 export function makeInit(sources) {
   const builds = { simd: null, scalar: null }; // Promise<pe> per build; a failure is not cached
@@ -173,7 +204,7 @@ export function makeInit(sources) {
     if (builds[kind] === null) {
       builds[kind] = (async () => {
         const module = await sources[kind]();
-        const pe = await instantiate(module, kind === 'simd');
+        const pe = await instantiate(module, kind === 'simd', sources.model);
         const wrong = checkComputation(pe);
         if (wrong !== null) throw new Error(`posenc: the ${kind} build computes wrong numbers on this engine (${wrong})`);
         return pe;
@@ -189,6 +220,7 @@ export function makeInit(sources) {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
       throw typeError('init', 'options must be an object such as { simd: false }', options);
     }
+    if (options !== undefined && options !== null) checkKnownKeys('init', 'options', options, INIT_KEYS);
     const simd = options?.simd;
     if (simd !== undefined && simd !== null && typeof simd !== 'boolean') {
       throw typeError('init', 'options.simd must be a boolean (true: SIMD build, false: scalar build) or undefined (pick)', simd);

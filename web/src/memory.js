@@ -1,5 +1,5 @@
 // memory.js — the one way data is placed in wasm memory: the heap (malloc/free, live views, scratch slots),
-// the typed-array check, float32 and int32 placement, and pe.tensor().
+// float32 and int32 placement, and pe.tensor().
 //
 // Pointers are byte offsets into the module's memory, handled as unsigned (`>>> 0`): the memory may grow to
 // 4 GiB, so a pointer can be >= 2^31, which an i32 export returns as a negative number.
@@ -10,11 +10,8 @@
 // past 2^32 on its way to the C core, and a slot whose allocation fails is left empty, never with a size it
 // does not have.
 //
-// Typed arrays: `instanceof` accepts objects made with a typed array's prototype and Proxies around real
-// arrays, whose `byteOffset` and `length` are whatever they claim. Every check here asks the engine instead:
-// %TypedArray%.prototype's Symbol.toStringTag getter returns the element type only for a real typed array
-// (undefined for a look-alike or a Proxy), and buffer / byteOffset / length are read through the intrinsic
-// getters, each once, into a local.
+// Typed arrays: only real ones are accepted (typed-arrays.js asks the engine, never the object), and buffer /
+// byteOffset / length are read through the intrinsic getters, each once, into a local.
 //
 // Views: a TypedArray over `memory.buffer` is detached whenever the memory grows (any malloc may grow it). The
 // heap's getters re-derive their views when the cached buffer was detached, so `heap.f32` is always live.
@@ -26,7 +23,18 @@
 //   stageFloat32    for -1: copy into a scratch slot (or only reserve it, for an output); returns the pointer
 //   returnFloat32   once the kernel ran: copies a staged array back and returns what the API call returns
 
-import { checkInt, typeError, rangeError } from './errors.js';
+import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, rangeError } from './errors.js';
+import {
+  typedArrayTag,
+  posesAsTypedArray,
+  isDetached,
+  viewLength,
+  viewBuffer,
+  viewByteOffset,
+  typedArraySet,
+} from './typed-arrays.js';
+
+export { typedArrayTag, posesAsTypedArray, viewLength }; // for model.js and other families
 
 // Scratch slot numbers, shared by every family module of one instance.
 export const SLOT = Object.freeze({
@@ -61,48 +69,8 @@ export const MAX_TENSOR_LENGTH = 2 ** 30 - 1;
 // parameters), and a block never takes more than half of the 4 GiB a wasm32 memory can reach.
 export const MAX_BLOCK_BYTES = 2 ** 31 - 1;
 
-// ---------------------------------------------------------------------------------------------------------
-// Real typed arrays
-// ---------------------------------------------------------------------------------------------------------
-
-const TypedArrayPrototype = Object.getPrototypeOf(Int8Array.prototype);
-const uncurry = (f) => Function.prototype.call.bind(f);
-const intrinsicGetter = (key) => uncurry(Object.getOwnPropertyDescriptor(TypedArrayPrototype, key).get);
-const tagOf = intrinsicGetter(Symbol.toStringTag);
-/** The length of a real typed array (tag checked first), read through the intrinsic getter. */
-export const viewLength = intrinsicGetter('length');
-const viewBuffer = intrinsicGetter('buffer');
-const viewByteOffset = intrinsicGetter('byteOffset');
-const typedArraySet = uncurry(TypedArrayPrototype.set);
-const isPrototypeOf = uncurry(Object.prototype.isPrototypeOf);
-const bufferDetachedGetter = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'detached')?.get;
-
-/** 'Float32Array', 'Int32Array', ... for a real typed array; undefined for anything else (look-alikes, Proxies). */
-export function typedArrayTag(v) {
-  return tagOf(v);
-}
-
-/** True for an object that poses as a typed array (has one's prototype, or is a Proxy of one) but is not one. */
-export function posesAsTypedArray(v) {
-  if (v === null || (typeof v !== 'object' && typeof v !== 'function') || tagOf(v) !== undefined) return false;
-  try {
-    return isPrototypeOf(TypedArrayPrototype, v);
-  } catch {
-    return true; // a Proxy whose getPrototypeOf trap throws is not something to read data from
-  }
-}
-
-/** True when real typed array `a`'s buffer is detached (a detached array has length 0, so only that case asks). */
-export function isDetached(a) {
-  const b = viewBuffer(a);
-  if (b.byteLength !== 0 || typeof SharedArrayBuffer === 'function' && b instanceof SharedArrayBuffer) return false;
-  if (bufferDetachedGetter !== undefined) return bufferDetachedGetter.call(b);
-  try {
-    new Uint8Array(b); // eslint-disable-line no-new
-    return false;
-  } catch {
-    return true;
-  }
+function changedLength(where, n, now) {
+  return new RangeError(`${where}: a Float32Array argument changed length during the call (${n}, then ${now}): its buffer was resized`);
 }
 
 function detachedError(where, name, tag) {
@@ -278,9 +246,17 @@ class Tensor {
 }
 if (typeof Symbol.dispose === 'symbol') Tensor.prototype[Symbol.dispose] = Tensor.prototype.free;
 
-/** pe.tensor(lengthOrArray): every check comes before the block is allocated, and a failure frees it. */
-export function createTensor(heap, lengthOrArray) {
+const TENSOR_KEYS = knownKeys('dtype');
+
+/**
+ * pe.tensor(lengthOrArray, { dtype }): every check comes before the block is allocated, and a failure frees
+ * it. dtype: 'float32' (the one storage type so far).
+ */
+export function createTensor(heap, lengthOrArray, options) {
   const where = 'tensor';
+  const o = checkOptions(where, 'options', options);
+  checkKnownKeys(where, 'options', o, TENSOR_KEYS);
+  if (o.dtype !== undefined && o.dtype !== null) checkEnum(where, 'options.dtype', o.dtype, ['float32']);
   const bound = 'a length (integer) or a Float32Array';
   let length;
   let source = null;
@@ -370,6 +346,7 @@ export function locateFloat32(heap, x, n, where, name, what = 'the product of sh
  */
 export function stageFloat32(heap, x, loc, n, slot, where, copyIn = true) {
   if (loc !== -1) return loc;
+  if (viewLength(x) !== n) throw changedLength(where, n, viewLength(x)); // a resizable buffer shrunk meanwhile
   const ptr = heap.scratch(slot, n * 4, where, 'a copy of a Float32Array argument');
   if (copyIn) heap.f32.set(x, ptr >>> 2);
   return ptr;
@@ -382,6 +359,7 @@ export function stageFloat32(heap, x, loc, n, slot, where, copyIn = true) {
  */
 export function returnFloat32(heap, x, loc, ptr, n) {
   if (loc === -1) {
+    if (viewLength(x) !== n) throw changedLength('posenc', n, viewLength(x));
     typedArraySet(x, heap.f32.subarray(ptr >>> 2, (ptr >>> 2) + n));
     return x;
   }

@@ -1,10 +1,12 @@
 // model.js — the playground's tiny transformers (c/model/model.c) from JS: a safetensors reader that rejects
 // malformed files with a clear message, config.json checks, and a thin wrapper over the wasm forward
-// (pe_model_open / pe_model_load / pe_model_forward / pe_model_rope).
+// (pe_model_open / pe_model_load / pe_model_forward / pe_model_rope) of the tiny-model module
+// (dist/posenc-model*.wasm). Published as 'posenc/model'; the core entry imports it only when a model is loaded.
 //
-//   import { createModelApi } from './model.js';
-//   const models = createModelApi(instance);            // a WebAssembly.Instance, its exports, or { exports }
-//   const m = models.loadModel(safetensorsBytes, configJson);
+//   const pe = await init();
+//   const m = await pe.loadModel(safetensorsBytes, configJson);   // or await pe.fetchModel('/models/copy-rope/')
+//   import { ModelFileError, parseSafetensors } from 'posenc/model';
+//   const models = createModelApi(instance);            // a WebAssembly.Instance of the model module, or its exports
 //   const { logits, attention } = m.forward(m.encode('.abc|ab'), { attention: true });
 //   m.evaluate(tokens)                                  // { loss, accuracy, count } on next-token targets
 //   m.forward(tokens, { ropeScaling: { type: 'yarn', factor: 4 } })   // RoPE models: inference-time scaling
@@ -14,15 +16,39 @@
 // diagonal. Every error names what is wrong: ModelFileError for a malformed / truncated / mismatched file,
 // TypeError for a wrong argument type, RangeError for a value out of range.
 
+import { Heap } from './memory.js';
+import { describe, checkOptions, checkKnownKeys } from './errors.js';
+
 const DTYPE_BYTES = {
   F64: 8, F32: 4, F16: 2, BF16: 2, F8_E4M3: 1, F8_E5M2: 1,
   I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1,
 };
 const MAX_HEADER_BYTES = 100 * 1024 * 1024; // the safetensors spec's own limit
+// A wasm32 memory holds at most 2^32 bytes (and build.sh sets -sMAXIMUM_MEMORY=4GB): a block that size or
+// larger cannot exist, and its size would wrap when passed to malloc as a 32-bit size_t.
+const WASM_MAX_BYTES = 2 ** 32;
+const MAX_SEQ_LEN = 2 ** 31 - 1; // pe_model_forward's seq_len is an int32
 
 export const POSITION_ENCODINGS = Object.freeze(['none', 'sinusoidal', 'learned', 'rope', 'alibi']);
 export const ROPE_SCALINGS = Object.freeze(['trained', 'linear', 'ntk', 'dynamic', 'yarn']); // pe_model_rope_scaling
 const PE_OK = 0;
+
+// ---- wasm memory: memory.js's Heap over the model module's exports, the one way this file touches it ----------
+
+/**
+ * A block of `bytes` bytes (a Number, exact far past 2^32) for `what`, refused with a RangeError naming the
+ * 4 GiB bound before malloc sees a size it would wrap. heap.malloc throws a RangeError when memory runs out.
+ */
+function allocate(heap, bytes, where, what) {
+  checkBytes(bytes, where, what);
+  return heap.malloc(bytes, where, what);
+}
+function checkBytes(bytes, where, what) {
+  if (!(bytes < WASM_MAX_BYTES)) {
+    throw new RangeError(`${where}: ${what} need ${bytes} bytes, more than the ${WASM_MAX_BYTES} bytes (4 GiB) a wasm memory can hold`);
+  }
+}
+const readU32 = (heap, ptr) => heap.i32[ptr >>> 2] >>> 0; // a size_t out-parameter (wasm32: 32 bits)
 
 /** A safetensors or config.json file that cannot be used; the message says where and why. */
 export class ModelFileError extends Error {
@@ -32,21 +58,25 @@ export class ModelFileError extends Error {
   }
 }
 
-function show(v) {
-  if (v === null) return 'null';
-  if (v === undefined) return 'undefined';
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
-  if (Array.isArray(v)) return `an Array(${v.length})`;
-  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}(${v.length})`;
-  if (typeof v === 'object') return v.constructor && v.constructor.name !== 'Object' ? `a ${v.constructor.name}` : 'an object';
-  return String(v);
+const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+function isArrayBuffer(v) {
+  try {
+    arrayBufferByteLength.call(v); // the engine's own check: throws for anything but a real ArrayBuffer
+    return true;
+  } catch {
+    return false;
+  }
 }
 
+/**
+ * The file's bytes as a fresh Uint8Array made here: its length is the engine's, whatever own properties the
+ * argument carries (a `length` that lies cannot size a copy into wasm memory), and a look-alike (an object
+ * with Uint8Array's prototype) is refused instead of trusted.
+ */
 function toBytes(bytes, where) {
-  if (bytes instanceof Uint8Array) return bytes;
-  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  throw new TypeError(`${where}: the file must be a Uint8Array, ArrayBuffer or typed array, got ${show(bytes)}`);
+  if (isArrayBuffer(bytes)) return new Uint8Array(bytes);
+  throw new TypeError(`${where}: the file must be a Uint8Array, ArrayBuffer or typed array, got ${describe(bytes)}`);
 }
 
 /**
@@ -88,7 +118,7 @@ export function parseSafetensors(bytes) {
     if (name === '__metadata__') {
       if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ModelFileError('safetensors: __metadata__ must be an object');
       for (const [k, v] of Object.entries(entry)) {
-        if (typeof v !== 'string') throw new ModelFileError(`safetensors: __metadata__ value of '${k}' must be a string, got ${show(v)}`);
+        if (typeof v !== 'string') throw new ModelFileError(`safetensors: __metadata__ value of '${k}' must be a string, got ${describe(v)}`);
         metadata[k] = v;
       }
       continue;
@@ -100,7 +130,7 @@ export function parseSafetensors(bytes) {
     }
     const { dtype, shape, data_offsets: off } = entry;
     if (typeof dtype !== 'string') throw new ModelFileError(`${where} lacks dtype`);
-    if (!(dtype in DTYPE_BYTES)) throw new ModelFileError(`${where}: unknown dtype ${show(dtype)}`);
+    if (!(dtype in DTYPE_BYTES)) throw new ModelFileError(`${where}: unknown dtype ${describe(dtype)}`);
     if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
       throw new ModelFileError(`${where}: shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
     }
@@ -150,19 +180,19 @@ const INT_FIELDS = ['vocab_size', 'hidden_size', 'num_hidden_layers', 'num_atten
  */
 export function checkConfig(config, metadata) {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-    throw new TypeError(`loadModel: config must be the parsed config.json object, got ${show(config)}`);
+    throw new TypeError(`loadModel: config must be the parsed config.json object, got ${describe(config)}`);
   }
   for (const k of [...INT_FIELDS, 'position_encoding', 'rope_theta']) {
     if (!(k in config)) throw new ModelFileError(`config.json lacks '${k}'`);
   }
   for (const k of INT_FIELDS) {
-    if (!Number.isSafeInteger(config[k]) || config[k] < 1) throw new ModelFileError(`config.json: ${k} must be a positive integer, got ${show(config[k])}`);
+    if (!Number.isSafeInteger(config[k]) || config[k] < 1) throw new ModelFileError(`config.json: ${k} must be a positive integer, got ${describe(config[k])}`);
     if (metadata && k in metadata && Number(metadata[k]) !== config[k]) {
       throw new ModelFileError(`config.json says ${k} = ${config[k]} but the safetensors file says ${metadata[k]}`);
     }
   }
   if (!POSITION_ENCODINGS.includes(config.position_encoding)) {
-    throw new ModelFileError(`config.json: position_encoding must be one of ${POSITION_ENCODINGS.join(', ')}, got ${show(config.position_encoding)}`);
+    throw new ModelFileError(`config.json: position_encoding must be one of ${POSITION_ENCODINGS.join(', ')}, got ${describe(config.position_encoding)}`);
   }
   if (metadata && 'position_encoding' in metadata && metadata.position_encoding !== config.position_encoding) {
     throw new ModelFileError(`config.json says position_encoding = ${config.position_encoding} but the safetensors file says ${metadata.position_encoding}`);
@@ -192,11 +222,11 @@ export function checkConfig(config, metadata) {
 function exportsOf(x) {
   if (x && x.exports && x.exports.memory) return x.exports; // WebAssembly.Instance or { exports }
   if (x && x.memory) return x;
-  throw new TypeError(`createModelApi: expected a WebAssembly.Instance or its exports, got ${show(x)}`);
+  throw new TypeError(`createModelApi: expected a WebAssembly.Instance or its exports, got ${describe(x)}`);
 }
 
 const REQUIRED = ['memory', 'malloc', 'free', 'pe_model_struct_size', 'pe_model_open', 'pe_model_load', 'pe_model_message',
-  'pe_model_rope', 'pe_model_scratch_size', 'pe_model_forward', 'pe_abi_rope_config_layout'];
+  'pe_model_rope', 'pe_model_scratch_size', 'pe_model_forward', 'pe_abi_rope_config_layout', 'pe_status_string'];
 
 /**
  * The model API over one instantiated posenc wasm module: { loadModel, fetchModel, parseSafetensors,
@@ -206,30 +236,15 @@ export function createModelApi(instance) {
   const ex = exportsOf(instance);
   for (const name of REQUIRED) {
     if (typeof ex[name] !== 'function' && !(name === 'memory' && ex.memory)) {
-      throw new Error(`posenc: the wasm module does not export ${name} (built without c/model/model.c?)`);
+      throw new Error(`posenc: the wasm module does not export ${name} (is this the tiny-model module, dist/posenc-model*.wasm?)`);
     }
   }
-  const u8 = () => new Uint8Array(ex.memory.buffer);
-  const malloc = (n) => {
-    const p = ex.malloc(Math.max(1, n)) >>> 0;
-    if (p === 0) throw new RangeError(`posenc model: out of wasm memory allocating ${n} bytes`);
-    return p;
-  };
-  const cString = (ptr) => {
-    const m = u8();
-    let end = ptr;
-    while (m[end] !== 0) end++;
-    return new TextDecoder().decode(m.subarray(ptr, end));
-  };
-  let ropeSize = 0;
-  {
-    const countPtr = malloc(4);
-    const layout = ex.pe_abi_rope_config_layout(countPtr) >>> 0;
-    const count = new Int32Array(ex.memory.buffer, countPtr, 1)[0];
-    ropeSize = new Int32Array(ex.memory.buffer, layout, count)[count - 1]; // last entry: sizeof(pe_rope)
-    ex.free(countPtr);
-  }
+  const heap = new Heap(ex);
+  const outPtr = heap.malloc(8); // out-parameters (a count, a size_t), for the life of the instance
+  const layout = ex.pe_abi_rope_config_layout(outPtr) >>> 0;
+  const ropeSize = heap.i32[(layout >>> 2) + heap.i32[outPtr >>> 2] - 1]; // last entry: sizeof(pe_rope)
   const modelSize = ex.pe_model_struct_size() >>> 0;
+  const message = (m) => heap.cString(ex.pe_model_message(m) >>> 0);
 
   function loadModel(bytes, config) {
     const file = toBytes(bytes, 'loadModel');
@@ -238,35 +253,37 @@ export function createModelApi(instance) {
     for (const [name, t] of parsed.tensors) {
       if (t.dtype !== 'F32') throw new ModelFileError(`safetensors: tensor '${name}': dtype ${t.dtype}, only F32 is supported`);
     }
-    const m = malloc(modelSize);
+    const m = heap.malloc(modelSize);
     let filePtr = 0, weights = 0;
     try {
-      filePtr = malloc(file.length);
-      u8().set(file, filePtr);
-      const nPtr = malloc(4);
-      let st = ex.pe_model_open(m, nPtr, filePtr, file.length);
-      const nWeights = new Uint32Array(ex.memory.buffer, nPtr, 1)[0];
-      ex.free(nPtr);
-      if (st !== PE_OK) throw new ModelFileError(cString(ex.pe_model_message(m) >>> 0));
-      weights = malloc(nWeights * 4);
+      filePtr = allocate(heap, file.length, 'loadModel', 'the file');
+      heap.u8.set(file, filePtr);
+      let st = ex.pe_model_open(m, outPtr, filePtr, file.length);
+      if (st !== PE_OK) throw new ModelFileError(message(m));
+      const nWeights = readU32(heap, outPtr);
+      weights = allocate(heap, nWeights * 4, 'loadModel', `the ${nWeights} weights`);
       st = ex.pe_model_load(m, weights, nWeights, filePtr, file.length);
-      if (st !== PE_OK) throw new ModelFileError(cString(ex.pe_model_message(m) >>> 0));
+      if (st !== PE_OK) throw new ModelFileError(message(m));
     } catch (e) {
-      if (weights) ex.free(weights);
-      ex.free(m);
+      heap.free(weights);
+      heap.free(m);
       throw e;
     } finally {
-      if (filePtr) ex.free(filePtr);
+      heap.free(filePtr);
     }
-    return new TinyModel(ex, { m, weights, ropeSize, malloc, cString, info, metadata: parsed.metadata });
+    return new TinyModel(ex, { heap, m, weights, ropeSize, outPtr, message, info, metadata: parsed.metadata });
   }
 
   /**
    * Fetches `${baseUrl}/config.json` and the weights it names (default model.safetensors) and loads them.
    * baseUrl: a directory URL such as '/models/copy-rope/'.
    */
-  async function fetchModel(baseUrl, { fetch: f = globalThis.fetch } = {}) {
-    if (typeof baseUrl !== 'string' && !(baseUrl instanceof URL)) throw new TypeError(`fetchModel: baseUrl must be a string or URL, got ${show(baseUrl)}`);
+  async function fetchModel(baseUrl, options) {
+    const o = checkOptions('fetchModel', 'options', options);
+    checkKnownKeys('fetchModel', 'options', o, ['fetch']);
+    const f = o.fetch ?? globalThis.fetch;
+    if (typeof f !== 'function') throw new TypeError(`fetchModel: options.fetch must be a function, got ${describe(f)}`);
+    if (typeof baseUrl !== 'string' && !(baseUrl instanceof URL)) throw new TypeError(`fetchModel: baseUrl must be a string or URL, got ${describe(baseUrl)}`);
     const base = String(baseUrl).endsWith('/') ? String(baseUrl) : `${baseUrl}/`;
     const get = async (name) => {
       const r = await f(base + name);
@@ -286,7 +303,9 @@ export function createModelApi(instance) {
 export class TinyModel {
   #ex;
   #p; // pointers and helpers
-  #scratch = { ptr: 0, floats: 0 };
+  // Blocks kept between calls; they only grow. A block is recorded only once malloc has returned it, so a
+  // refused or failed size leaves { 0, 0 } and the next call allocates afresh.
+  #scratch = { ptr: 0, bytes: 0 };
   #buf = { ptr: 0, bytes: 0 };
   #rope = 0;
   #freed = false;
@@ -314,7 +333,7 @@ export class TinyModel {
 
   /** Text to token ids through the vocabulary string (one character per token). */
   encode(text) {
-    if (typeof text !== 'string') throw new TypeError(`encode: text must be a string, got ${show(text)}`);
+    if (typeof text !== 'string') throw new TypeError(`encode: text must be a string, got ${describe(text)}`);
     if (!this.vocab) throw new Error('encode: this model has no vocabulary (config.json lacks posenc.vocab)');
     const chars = [...text];
     const out = new Int32Array(chars.length);
@@ -331,27 +350,37 @@ export class TinyModel {
     if (!this.vocab) throw new Error('decode: this model has no vocabulary (config.json lacks posenc.vocab)');
     let s = '';
     for (const t of tokens) {
-      if (!Number.isInteger(t) || t < 0 || t >= this.vocabSize) throw new RangeError(`decode: token ids must be integers in [0, ${this.vocabSize - 1}], got ${show(t)}`);
+      if (!Number.isInteger(t) || t < 0 || t >= this.vocabSize) throw new RangeError(`decode: token ids must be integers in [0, ${this.vocabSize - 1}], got ${describe(t)}`);
       s += this.vocab[t];
     }
     return s;
   }
 
+  /**
+   * The token ids as a new Int32Array: the length is read once and each element once (a Proxy or getter that
+   * changes between reads cannot make the copy disagree with what was checked).
+   */
   #tokens(tokens, where) {
     if (typeof tokens === 'string') return this.encode(tokens);
-    if (!(tokens instanceof Int32Array) && !Array.isArray(tokens) && !ArrayBuffer.isView(tokens)) {
-      throw new TypeError(`${where}: tokens must be an Int32Array, an array of token ids or a string, got ${show(tokens)}`);
+    if (!Array.isArray(tokens) && !ArrayBuffer.isView(tokens)) {
+      throw new TypeError(`${where}: tokens must be an Int32Array, an array of token ids or a string, got ${describe(tokens)}`);
     }
     const n = tokens.length;
-    if (n < 1) throw new RangeError(`${where}: tokens must hold at least 1 token, got 0`);
+    if (!Number.isSafeInteger(n) || n < 1 || n > MAX_SEQ_LEN) {
+      throw new RangeError(`${where}: tokens must hold at least 1 token and at most ${MAX_SEQ_LEN}, got ${describe(n)}`);
+    }
     if (this.positionEncoding === 'learned' && n > this.maxPositionEmbeddings) {
       throw new RangeError(`${where}: a learned-position model reads at most max_position_embeddings = ${this.maxPositionEmbeddings} tokens, got ${n}`);
     }
-    const out = tokens instanceof Int32Array ? tokens : Int32Array.from(tokens);
+    const out = new Int32Array(n);
+    const V = this.vocabSize;
     for (let i = 0; i < n; i++) {
-      if (!(out[i] >= 0 && out[i] < this.vocabSize) || out[i] !== Number(tokens[i])) {
-        throw new RangeError(`${where}: token ids must be integers in [0, ${this.vocabSize - 1}], got ${show(tokens[i])} at index ${i}`);
+      const v = tokens[i];
+      if (typeof v !== 'number') throw new TypeError(`${where}: token ids must be numbers, got ${describe(v)} at index ${i}`);
+      if (!(Number.isInteger(v) && v >= 0 && v < V)) {
+        throw new RangeError(`${where}: token ids must be integers in [0, ${V - 1}], got ${describe(v)} at index ${i}`);
       }
+      out[i] = v;
     }
     return out;
   }
@@ -359,17 +388,22 @@ export class TinyModel {
   #ropeFor(scaling, where) {
     if (scaling == null) return 0;
     if (this.positionEncoding !== 'rope') throw new RangeError(`${where}: ropeScaling applies to RoPE models; this one uses ${this.positionEncoding}`);
-    if (typeof scaling !== 'object') throw new TypeError(`${where}: ropeScaling must be { type, factor }, got ${show(scaling)}`);
+    if (typeof scaling !== 'object') throw new TypeError(`${where}: ropeScaling must be { type, factor }, got ${describe(scaling)}`);
+    scaling = checkOptions(where, 'ropeScaling', scaling);
+    checkKnownKeys(where, 'ropeScaling', scaling, ['type', 'factor']);
     const type = ROPE_SCALINGS.indexOf(scaling.type);
-    if (type < 0) throw new RangeError(`${where}: ropeScaling.type must be one of ${ROPE_SCALINGS.join(', ')}, got ${show(scaling.type)}`);
+    if (type < 0) throw new RangeError(`${where}: ropeScaling.type must be one of ${ROPE_SCALINGS.join(', ')}, got ${describe(scaling.type)}`);
     const factor = scaling.factor ?? 1;
     if (typeof factor !== 'number' || !(factor > 0) || !Number.isFinite(factor)) {
-      throw new RangeError(`${where}: ropeScaling.factor must be a finite number > 0, got ${show(scaling.factor)}`);
+      throw new RangeError(`${where}: ropeScaling.factor must be a finite number > 0, got ${describe(scaling.factor)}`);
     }
     const ex = this.#ex;
-    if (!this.#rope) this.#rope = this.#p.malloc(this.#p.ropeSize);
+    if (!this.#rope) this.#rope = this.#p.heap.malloc(this.#p.ropeSize);
     const st = ex.pe_model_rope(this.#rope, this.#p.m, type, factor);
-    if (st !== PE_OK) throw new RangeError(`${where}: pe_model_rope failed for ${scaling.type} x ${factor} (status ${st})`);
+    if (st !== PE_OK) {
+      // e.g. a linear factor below ~1/2 pushes a frequency past PE_ROPE_MAX_INV_FREQ (posenc.h)
+      throw new RangeError(`${where}: ropeScaling ${scaling.type} x ${factor} is refused: ${this.#p.heap.cString(ex.pe_status_string(st) >>> 0)}`);
+    }
     return this.#rope;
   }
 
@@ -378,51 +412,55 @@ export class TinyModel {
    * options.ropeScaling: { type: 'linear' | 'ntk' | 'dynamic' | 'yarn' | 'trained', factor } (RoPE models).
    * Returns { logits: Float32Array(n * vocabSize), attention?: Float32Array(layers * heads * n * n), seqLen, vocabSize }.
    */
-  forward(tokens, options = {}) {
+  forward(tokens, options) {
     this.#alive('forward');
+    options = checkOptions('forward', 'options', options);
+    checkKnownKeys('forward', 'options', options, ['attention', 'ropeScaling']);
     const toks = this.#tokens(tokens, 'forward');
     const n = toks.length;
     const ex = this.#ex;
-    const rope = this.#ropeFor(options.ropeScaling, 'forward');
+    const { heap, m, outPtr } = this.#p;
     const wantAttention = !!options.attention;
     const V = this.vocabSize;
-    // scratch for this length (grows, never shrinks)
-    const nsPtr = this.#p.malloc(4);
-    ex.pe_model_scratch_size(nsPtr, this.#p.m, n);
-    const ns = new Uint32Array(ex.memory.buffer, nsPtr, 1)[0];
-    ex.free(nsPtr);
-    if (this.#scratch.floats < ns) {
-      if (this.#scratch.ptr) ex.free(this.#scratch.ptr);
-      this.#scratch.ptr = 0;
-      this.#scratch.ptr = this.#p.malloc(ns * 4);
-      this.#scratch.floats = ns;
-    }
-    // one buffer: tokens | logits | attention
+    // Every size is known and checked before anything is allocated. Byte counts are Numbers (exact to 2^53),
+    // so n * n * layers * heads cannot wrap; the C side refuses a scratch size that does not fit its size_t.
     const attnFloats = wantAttention ? this.numLayers * this.numHeads * n * n : 0;
-    const bytes = 4 * (n + n * V + attnFloats);
-    if (this.#buf.bytes < bytes) {
-      if (this.#buf.ptr) ex.free(this.#buf.ptr);
-      this.#buf.ptr = 0;
-      this.#buf.ptr = this.#p.malloc(bytes);
-      this.#buf.bytes = bytes;
-    }
+    const bufBytes = 4 * (n + n * V + attnFloats); // one block: tokens | logits | attention
+    const what = `${n} tokens' ids, logits${wantAttention ? ' and attention weights' : ''}`;
+    checkBytes(bufBytes, 'forward', what);
+    if (ex.pe_model_scratch_size(outPtr, m, n) !== PE_OK) throw new RangeError(`forward: ${this.#p.message(m)}`);
+    const scratchBytes = 4 * readU32(heap, outPtr);
+    const rope = this.#ropeFor(options.ropeScaling, 'forward');
+    this.#reserve(this.#scratch, scratchBytes, `the scratch for ${n} tokens`);
+    this.#reserve(this.#buf, bufBytes, what);
     const tokPtr = this.#buf.ptr, logitsPtr = tokPtr + 4 * n, attnPtr = wantAttention ? logitsPtr + 4 * n * V : 0;
-    new Int32Array(ex.memory.buffer, tokPtr, n).set(toks);
-    const st = ex.pe_model_forward(this.#p.m, logitsPtr, attnPtr, tokPtr, n, rope, this.#scratch.ptr, this.#scratch.floats);
-    if (st !== PE_OK) {
-      const msg = this.#p.cString(ex.pe_model_message(this.#p.m) >>> 0);
-      throw new RangeError(`forward: ${msg || `status ${st}`}`);
-    }
-    const out = { logits: new Float32Array(ex.memory.buffer, logitsPtr, n * V).slice(), seqLen: n, vocabSize: V };
-    if (wantAttention) out.attention = new Float32Array(ex.memory.buffer, attnPtr, attnFloats).slice();
+    heap.i32.set(toks, tokPtr >>> 2);
+    const st = ex.pe_model_forward(m, logitsPtr, attnPtr, tokPtr, n, rope, this.#scratch.ptr, scratchBytes / 4);
+    if (st !== PE_OK) throw new RangeError(`forward: ${this.#p.message(m) || `status ${st}`}`);
+    const f32 = heap.f32;
+    const out = { logits: f32.slice(logitsPtr >>> 2, (logitsPtr >>> 2) + n * V), seqLen: n, vocabSize: V };
+    if (wantAttention) out.attention = f32.slice(attnPtr >>> 2, (attnPtr >>> 2) + attnFloats);
     return out;
+  }
+
+  /** Grows a kept block to at least `bytes`; on failure the block is left empty, never with a stale size. */
+  #reserve(block, bytes, what) {
+    if (block.bytes >= bytes) return;
+    const heap = this.#p.heap;
+    heap.free(block.ptr);
+    block.ptr = 0;
+    block.bytes = 0;
+    block.ptr = allocate(heap, bytes, 'forward', what);
+    block.bytes = bytes;
   }
 
   /**
    * Mean cross-entropy (nats) and argmax accuracy of next-token predictions. targets: (n,) with -1 for
    * unscored positions; default: tokens[i + 1] for i < n - 1. Returns { loss, accuracy, count, lossSum, correct }.
    */
-  evaluate(tokens, options = {}) {
+  evaluate(tokens, options) {
+    options = checkOptions('evaluate', 'options', options);
+    checkKnownKeys('evaluate', 'options', options, ['targets', 'ropeScaling']);
     const toks = this.#tokens(tokens, 'evaluate');
     const n = toks.length;
     let targets = options.targets;
@@ -438,7 +476,7 @@ export class TinyModel {
     for (let i = 0; i < n; i++) {
       const y = targets[i];
       if (y < 0) continue;
-      if (!(y < V) || !Number.isInteger(y)) throw new RangeError(`evaluate: targets must be -1 or integers in [0, ${V - 1}], got ${show(y)} at index ${i}`);
+      if (!(y < V) || !Number.isInteger(y)) throw new RangeError(`evaluate: targets must be -1 or integers in [0, ${V - 1}], got ${describe(y)} at index ${i}`);
       let mx = -Infinity, am = 0;
       for (let v = 0; v < V; v++) {
         const l = logits[i * V + v];
@@ -456,8 +494,8 @@ export class TinyModel {
   /** Releases the model's wasm memory; the object is unusable afterwards. Safe to call twice. */
   free() {
     if (this.#freed) return;
-    const ex = this.#ex;
-    for (const p of [this.#scratch.ptr, this.#buf.ptr, this.#rope, this.#p.weights, this.#p.m]) if (p) ex.free(p);
+    const heap = this.#p.heap;
+    for (const p of [this.#scratch.ptr, this.#buf.ptr, this.#rope, this.#p.weights, this.#p.m]) heap.free(p);
     this.#freed = true;
   }
 }

@@ -9,7 +9,7 @@
 // as sokol's sg_query_desc returns a desc with its defaults applied. `rope.config` is that read-back in the
 // shape pe.rope() takes, so pe.rope({ ...rope.config, headDim: 24 }) builds the same RoPE for another head size.
 
-import { checkInt, checkNumber, checkEnum, checkKnownKeys, typeError, rangeError, describe, INT32_MAX } from './errors.js';
+import { checkInt, checkNumber, checkEnum, checkKnownKeys, knownKeys, typeError, rangeError, describe, INT32_MAX } from './errors.js';
 import { SLOT, numbersLength } from './memory.js';
 import { readLayout, limit } from './abi.js';
 
@@ -43,8 +43,8 @@ export const SNAKE = Object.freeze({
   longFactor: 'long_factor',
 });
 
-const ROPE_KEYS = Object.freeze(['headDim', 'rotaryDim', 'base', 'pairing', 'maxPositionEmbeddings', 'scaling']);
-const SCALING_KEYS = Object.freeze([...Object.keys(SNAKE), ...Object.values(SNAKE)]);
+const ROPE_KEYS = knownKeys('headDim', 'rotaryDim', 'base', 'pairing', 'maxPositionEmbeddings', 'scaling');
+const SCALING_KEYS = knownKeys(...new Set([...Object.keys(SNAKE), ...Object.values(SNAKE)]));
 
 /** Names of options in messages for pe.rope(); hf-config.js supplies its own (config.json key names). */
 export const ROPE_NAMES = {

@@ -8,7 +8,7 @@
 // (rope-table.js), so q and k (or repeated calls) at the same positions build it once; apply(q, { k }) rotates
 // both in one call.
 
-import { checkInt, checkEnum, checkOptions, typeError, describe, INT32_MAX } from './errors.js';
+import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, describe, INT32_MAX } from './errors.js';
 import {
   SLOT,
   MAX_TENSOR_LENGTH,
@@ -26,6 +26,34 @@ import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, b
 export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
 const APPLY = 'rope.apply';
+const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads');
+const COS_SIN_KEYS = knownKeys('seqLen', 'out');
+const OUT_KEYS = knownKeys('cos', 'sin');
+const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen');
+
+// The per-call key checks of the decode path: a switch over (interned) key strings costs a third of the Set
+// lookups of checkKnownKeys, which still names any key the switch does not know (and passes one it forgot).
+function checkApplyKeys(o) {
+  for (const key in o) {
+    switch (key) {
+      case 'shape':
+      case 'layout':
+      case 'positions':
+      case 'inverse':
+      case 'seqLen':
+      case 'k':
+      case 'kHeads':
+        continue;
+      default:
+        checkKnownKeys(APPLY, 'options', o, APPLY_KEYS);
+    }
+  }
+}
+
+function checkCosSinKeys(where, o, out) {
+  for (const key in o) if (key !== 'seqLen' && key !== 'out') checkKnownKeys(where, 'options', o, COS_SIN_KEYS);
+  if (out !== null) for (const key in out) if (key !== 'cos' && key !== 'sin') checkKnownKeys(where, 'options.out', out, OUT_KEYS);
+}
 
 // The methods below run on every decode step, so their valid path is kept lean: each argument is tested inline
 // with plain comparisons, and messages (template strings, lists of allowed values) are built only when an
@@ -63,8 +91,21 @@ function checkShape(where, shape, headDim) {
   return dims;
 }
 
-/** Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). */
+/**
+ * Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). The
+ * block keeps what was written last, so a call with the same arguments (every decode step) writes nothing.
+ */
 function applyConfig(st, B, S, H, layout, perBatch, rotation) {
+  const last = st.applied;
+  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation) {
+    return st.applyPtr;
+  }
+  last[0] = B;
+  last[1] = S;
+  last[2] = H;
+  last[3] = layout;
+  last[4] = perBatch;
+  last[5] = rotation;
   const i32 = st.ctx.heap.i32;
   const p = st.applyPtr >>> 2;
   const o = st.ctx.ropeLayout.apply.offsets;
@@ -176,6 +217,7 @@ class Rope {
       if (out !== null && (typeof out !== 'object' || Array.isArray(out) || ArrayBuffer.isView(out))) {
         throw typeError(where, 'options.out must be { cos, sin }: Float32Arrays or pe.tensors of positions.length * nFreq', out);
       }
+      checkCosSinKeys(where, seqLenOrOptions, out);
     }
     const sl = seqLenArg(where, seqLen, st.seqLenFromPositions);
     const n = positionsLength(where, 'positions', positions);
@@ -227,6 +269,7 @@ class Rope {
     const heap = st.ctx.heap;
     let o = options;
     if (o === null || typeof o !== 'object' || Array.isArray(o) || ArrayBuffer.isView(o)) o = checkOptions(APPLY, 'options', o);
+    checkApplyKeys(o);
 
     // shape: inline checks, each entry read once; checkShape() names the bad entry when one fails
     const s = o.shape;
@@ -335,6 +378,7 @@ class Rope {
     const { heap, exports: ex } = st.ctx;
     checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
     const o = checkOptions(where, 'options', options);
+    checkKnownKeys(where, 'options', o, REROTATE_KEYS);
     const D = st.headDim;
     let total;
     if (o.shape !== undefined) {
@@ -422,6 +466,7 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     ctx,
     ptr,
     applyPtr: ptr + layout.ropeSize,
+    applied: new Int32Array(6).fill(-1), // what the apply config block holds (-1: nothing yet)
     config,
     headDim: config.headDim,
     nFreq: dv.getInt32(ptr + layout.rope.n_freq, true),

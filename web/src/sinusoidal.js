@@ -8,7 +8,7 @@
 //
 // Angles are formed in double and rounded to float32 once, so position 10^6 is as exact as position 10.
 
-import { checkInt, checkNumber, checkEnum, checkOptions, typeError, INT32_MAX } from './errors.js';
+import { checkInt, checkNumber, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import {
   SLOT,
   MAX_TENSOR_LENGTH,
@@ -27,6 +27,8 @@ export const SINUSOIDAL_VARIANTS = Object.freeze(['paper', 'tensor2tensor']);
 
 
 const POSITION_BOUND = `an integer in [0, ${INT32_MAX}]`;
+const TABLE_KEYS = knownKeys('base', 'offset', 'pairing', 'variant', 'paddingIdx', 'out');
+const ADD_KEYS = knownKeys('shape', 'positions', 'offset', 'base', 'pairing', 'variant', 'paddingIdx');
 const CONFIG_FIELDS = ['base', 'offset', 'variant', 'use_padding_idx', 'padding_idx'];
 
 /** Reads pe_sinusoidal_config's layout from the module once per instance. */
@@ -91,6 +93,7 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
   checkInt(where, 'seqLen', seqLen, 1, INT32_MAX);
   checkInt(where, 'dModel', dModel, 1, INT32_MAX);
   const o = checkOptions(where, 'options', options);
+  checkKnownKeys(where, 'options', o, TABLE_KEYS);
   const r = resolveOptions(where, o, dModel);
   const offset = checkInt(where, 'options.offset', o.offset ?? 0, 0, INT32_MAX);
   if (offset + seqLen - 1 > INT32_MAX) {
@@ -119,6 +122,7 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
 export function sinusoidalAdd(ctx, x, options) {
   const where = 'sinusoidal.add';
   const o = checkOptions(where, 'options', options);
+  checkKnownKeys(where, 'options', o, ADD_KEYS);
   const shape = o.shape;
   const bound = 'options.shape must be [batch, seq, dModel] of integers >= 1';
   if (shape === undefined || shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {

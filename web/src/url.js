@@ -1,4 +1,5 @@
-// posenc/url — the same API as 'posenc', loading dist/posenc.simd.wasm / dist/posenc.wasm by URL instead of
+// posenc/url — the same API as 'posenc', loading dist/posenc.simd.wasm / dist/posenc.wasm (and, for the tiny
+// models, dist/posenc-model.simd.wasm / dist/posenc-model.wasm, only when one is loaded) by URL instead of
 // from inlined base64: WebAssembly.compileStreaming where the engine and the server allow it (application/wasm),
 // else fetch + arrayBuffer, else (Node, whose fetch does not read file: URLs) node:fs.
 //
@@ -12,6 +13,8 @@ import { makeInit, compileBytes } from './loader.js';
 
 const SIMD_URL = new URL('../../dist/posenc.simd.wasm', import.meta.url);
 const SCALAR_URL = new URL('../../dist/posenc.wasm', import.meta.url);
+const MODEL_SIMD_URL = new URL('../../dist/posenc-model.simd.wasm', import.meta.url);
+const MODEL_SCALAR_URL = new URL('../../dist/posenc-model.wasm', import.meta.url);
 
 async function readBytes(url) {
   if (url.protocol === 'file:' && typeof process !== 'undefined' && process.versions?.node) {
@@ -50,7 +53,7 @@ async function compileUrl(url) {
 export const init = makeInit({
   simd: () => compileUrl(SIMD_URL),
   scalar: () => compileUrl(SCALAR_URL),
+  model: (simd) => compileUrl(simd ? MODEL_SIMD_URL : MODEL_SCALAR_URL),
 });
 
 export default init;
-export { ModelFileError, parseSafetensors } from './model.js';

@@ -8,7 +8,7 @@
 // Attributes: heads (1..64, default 8), length (4..128, default 24), head (which head's attention, default 0),
 // causal (bool, default true), seed (random q/k, default 3).
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
 import { chart } from './lib/chart.js';
 import { controls, range, number, checkbox } from './lib/controls.js';
@@ -22,7 +22,8 @@ registerStrings({
     'alibi.causal': 'causal mask',
     'alibi.seed': 'random q, k: seed',
     'alibi.slopes': 'Slopes for {n} heads',
-    'alibi.slopesText': 'For a power of two n, head h (from 1) gets m_h = 2^(−8h/n). For other n the paper takes the slopes of the largest power of two below n, then fills in with every other slope of twice that many heads.',
+    'alibi.slopes1': 'The slope for 1 head',
+    'alibi.slopesText': 'Heads are numbered from 0, as everywhere on this page. For a power of two n, head h gets m_h = 2^(−8(h+1)/n). For other n the paper takes the slopes of the largest power of two below n, then fills in with every other slope of twice that many heads.',
     'alibi.slope': 'slope m_h',
     'alibi.headIdx': 'head h',
     'alibi.slopeSeries': 'slope',
@@ -43,7 +44,8 @@ registerStrings({
     'alibi.causal': '因果掩码',
     'alibi.seed': '随机 q、k 的种子',
     'alibi.slopes': '{n} 个头的斜率',
-    'alibi.slopesText': '当 n 是 2 的幂时，第 h 个头（从 1 数起）的斜率为 m_h = 2^(−8h/n)。对其他 n，论文先取不超过 n 的最大 2 的幂对应的斜率，再从两倍头数的斜率序列中隔一个取一个补足。',
+    'alibi.slopes1': '1 个头的斜率',
+    'alibi.slopesText': '与本页其他地方一样，头从 0 开始编号。当 n 是 2 的幂时，头 h 的斜率为 m_h = 2^(−8(h+1)/n)。对其他 n，论文先取不超过 n 的最大 2 的幂对应的斜率，再从两倍头数的斜率序列中隔一个取一个补足。',
     'alibi.slope': '斜率 m_h',
     'alibi.headIdx': '头 h',
     'alibi.slopeSeries': '斜率',
@@ -86,11 +88,11 @@ class PeAlibi extends PeElement {
 
   render() {
     this.body.append(
-      texRow(['\\mathrm{score}_{h}(i,j) = \\frac{q_i\\cdot k_j}{\\sqrt{d}} + m_h\\,(j-i)', 'm_h = 2^{-8h/n}\\quad(n = 2^k)']),
+      texRow(['\\mathrm{score}_{h}(i,j) = \\frac{q_i\\cdot k_j}{\\sqrt{d}} + m_h\\,(j-i)', 'm_h = 2^{-8(h+1)/n}\\quad(h = 0, \\dots, n-1;\\ n = 2^k)']),
       controls(
         number(this, { key: 'heads', label: 'alibi.heads', min: 1, max: 64, step: 1, integer: true }),
         range(this, { key: 'length', label: 'alibi.length', min: 4, max: 64 }),
-        range(this, { key: 'head', label: 'alibi.head', min: 0, max: this.state.heads - 1, format: (v) => String(Math.min(v, this.state.heads - 1) + 1) }),
+        range(this, { key: 'head', label: 'alibi.head', min: 0, max: this.state.heads - 1, format: (v) => String(Math.min(v, this.state.heads - 1)) }),
         checkbox(this, { key: 'causal', label: 'alibi.causal' }),
         range(this, { key: 'seed', label: 'alibi.seed', min: 1, max: 20 }),
       ),
@@ -99,7 +101,7 @@ class PeAlibi extends PeElement {
       h('div', { class: 'pe-row' }, this.slopeChart = h('div'), this.slopeTable = h('div', { class: 'pe-scroll', style: { flex: '0 1 300px' } })),
       h('h4', {}, this.t('alibi.biases')),
       h('p', { class: 'pe-note' }, this.t('alibi.biasesText')),
-      this.biasGrid = h('div', { class: 'pe-grid' }),
+      this.biasGrid = h('div', { class: 'pe-grid pe-alibi-tiles' }),
       h('h4', {}, this.t('alibi.attn')),
       h('p', { class: 'pe-note' }, this.t('alibi.attnText')),
       h('div', { class: 'pe-row' }, h('div', {}, this.noFig = h('div'), this.noNote = h('p', { class: 'pe-note' })),
@@ -113,16 +115,16 @@ class PeAlibi extends PeElement {
     const { heads: H, length: L, causal, seed } = this.state;
     const head = Math.min(this.state.head, H - 1);
     const slopes = pe.alibiSlopes(H);
-    this.slopesHead.textContent = this.t('alibi.slopes', { n: H });
-    const xs = Array.from({ length: H }, (_, i) => i + 1);
+    this.slopesHead.textContent = H === 1 ? this.t('alibi.slopes1') : this.t('alibi.slopes', { n: H });
+    const xs = Array.from({ length: H }, (_, i) => i);
     chart(this.slopeChart, {
       x: xs, series: [{ label: this.t('alibi.slopeSeries'), values: slopes, points: true, width: 1.5 }],
       xLabel: this.t('alibi.headIdx'), yLabel: this.t('alibi.slope'), logY: true, height: 220,
-      xRange: [0.5, H + 0.5], label: this.slopesHead.textContent,
+      xRange: [-0.5, H - 0.5], label: this.slopesHead.textContent,
     });
     this.slopeTable.replaceChildren(h('table', { class: 'pe-table' },
       h('thead', {}, h('tr', {}, h('th', {}, this.t('alibi.headIdx')), h('th', {}, this.t('alibi.slope')))),
-      h('tbody', {}, Array.from(slopes.subarray(0, 16), (m, i) => h('tr', {}, h('td', {}, String(i + 1)), h('td', {}, `${fmt(m, 5)} = 2^${fmt(Math.log2(m), 4)}`))),
+      h('tbody', {}, Array.from(slopes.subarray(0, 16), (m, i) => h('tr', {}, h('td', {}, String(i)), h('td', {}, `${fmt(m, 5)} = 2^${fmt(Math.log2(m), 4)}`))),
         H > 16 ? h('tr', {}, h('td', {}, '…'), h('td', {}, '…')) : null)));
 
     // per-head bias matrices: up to 8 heads, spread over the range
@@ -133,7 +135,7 @@ class PeAlibi extends PeElement {
     const cells = shown.map((hh) => {
       const box = h('div');
       heatmap(box, bias.subarray(hh * L * L, (hh + 1) * L * L), L, L, {
-        range: -lo, height: 150, legend: false, xLabel: 'j', caption: this.t('alibi.headCap', { h: hh + 1, m: fmt(slopes[hh], 3) }), lang: this.lang,
+        range: -lo, height: 150, legend: false, xLabel: 'j', caption: this.t('alibi.headCap', { h: hh, m: fmt(slopes[hh], 3) }), lang: this.lang,
       });
       return box;
     });
@@ -157,7 +159,7 @@ class PeAlibi extends PeElement {
     const wYes = pick(yes);
     const common = { scheme: 'sequential', range: 1, height: 220, xLabel: this.t('pe.key'), yLabel: this.t('pe.query'), lang: this.lang };
     heatmap(this.noFig, wNo, L, L, { ...common, caption: this.t('alibi.without') });
-    heatmap(this.yesFig, wYes, L, L, { ...common, caption: this.t('alibi.with', { h: head + 1, m: fmt(slopes[head], 3) }) });
+    heatmap(this.yesFig, wYes, L, L, { ...common, caption: this.t('alibi.with', { h: head, m: fmt(slopes[head], 3) }) });
     const dNo = meanDist(wNo);
     const dYes = meanDist(wYes);
     this.dataset.meanDistance = `${dNo},${dYes}`;

@@ -14,10 +14,10 @@
 //   plus the common ones: lang, eager, models-base, simd, url-state, state-key
 
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, select, text, button } from './lib/controls.js';
 import { heatmap } from './lib/heatmap.js';
-import { copyExample, lmStream, argmaxRows } from './common-b.js';
+import { copyExample, lmStream, argmaxRows } from './lib/tasks.js';
 
 registerStrings({
   en: {
@@ -334,7 +334,8 @@ class PeAttention extends PeElement {
     const layer = this.layerIndex(L);
     const heads = s.head >= 0 && s.head < H ? [s.head] : [...Array(H).keys()];
     const grid = h('div', { class: heads.length > 1 ? 'pe-grid' : '' });
-    if (heads.length > 1) grid.style.gridTemplateColumns = 'repeat(auto-fill, minmax(150px, 1fr))';
+    // two maps a row on a laptop, one on a phone: big enough to read each input character on its axes
+    if (heads.length > 1) grid.style.gridTemplateColumns = 'repeat(auto-fill, minmax(min(100%, 400px), 1fr))';
     this.maps.replaceChildren(grid);
     for (const hd of heads) {
       const off = ((layer * H) + hd) * n * n;
@@ -344,7 +345,7 @@ class PeAttention extends PeElement {
       grid.append(box);
       heatmap(box, w, n, n, {
         scheme: 'sequential', range: 1, xLabel: this.t('at.keyPos'), yLabel: this.t('at.queryPos'),
-        height: heads.length > 1 ? 200 : 360, lang: this.lang, xTicks: [0, n - 1], yTicks: [0, n - 1],
+        height: Math.min(480, Math.max(240, 10 * n)), lang: this.lang, xNames: chars.map(cell), yNames: chars.map(cell),
         caption: this.t('at.headCaption', { l: layer, h: hd }), label: this.t('at.headCaption', { l: layer, h: hd }),
         readout: (r, c, v) => this.t('at.readout', { i: r, qc: cell(chars[r] ?? ''), j: c, kc: cell(chars[c] ?? ''), w: v === -Infinity ? '–' : fmt(v, 3) }),
       });

@@ -3,7 +3,7 @@
 // ── Writing a widget ──────────────────────────────────────────────────────────────────────────────────────
 //
 //   import { PeElement, define, h } from './base.js';
-//   import { registerStrings } from './i18n.js';
+//   import { registerStrings } from './lib/i18n.js';
 //   import { range, select } from './lib/controls.js';
 //   import { heatmap } from './lib/heatmap.js';
 //
@@ -27,6 +27,8 @@
 //   }
 //   define('pe-foo', PeFoo);
 //
+// Height: from connection to its first drawing a widget holds the height lib/heights.js measured for it at its
+// width (`node scripts/widget-heights.mjs` regenerates the table after a layout change), so pages do not jump.
 // Life cycle: connected -> (lazy: when first scrolled near the viewport; immediately where IntersectionObserver
 // is missing or the element has the `eager` attribute) -> the API loads once for the page (getPosenc) ->
 // setup() once -> render() + draw(). An attribute change or a language switch re-runs render() + draw();
@@ -68,14 +70,14 @@
 //   next to the page.
 
 import { init } from '../src/index.js';
-import { compileBytes, decodeBase64, stubImports } from '../src/loader.js';
-import { simdWasmBase64, scalarWasmBase64 } from '../src/wasm-inline.js';
-import { createModelApi, parseSafetensors, readTensor } from '../src/model.js';
-import { t as translate, getLang, normLang, onLangChange } from './i18n.js';
+import { t as translate, getLang, normLang, onLangChange } from './lib/i18n.js';
 import { urlStateEnabled, stateKey, readState, writeState } from './lib/state.js';
 import { ensureStyles } from './lib/style.js';
+import { h } from './lib/dom.js';
+import { reservedHeight, NARROW_QUERY } from './lib/heights.js';
+import { fitOverflow } from './lib/overflow.js';
 
-export { parseSafetensors, readTensor };
+export { h };
 
 // ── page-level configuration ──────────────────────────────────────────────────────────────────────────────
 
@@ -141,30 +143,20 @@ export function modelsBase(el) {
 
 // ── models ────────────────────────────────────────────────────────────────────────────────────────────────
 
-let modelApiPromise = null;
-/**
- * The tiny-model API (web/src/model.js createModelApi) over an instance of the same build as getPosenc().
- * If the posenc API object carries a model API itself (pe.models), that one is used.
- */
-export function getModelApi() {
-  modelApiPromise ??= (async () => {
-    const pe = await getPosenc();
-    if (pe.models && typeof pe.models.loadModel === 'function') return pe.models;
-    const module = await compileBytes(decodeBase64(pe.simd ? simdWasmBase64 : scalarWasmBase64));
-    const instance = await WebAssembly.instantiate(module, stubImports(module));
-    if (typeof instance.exports._initialize === 'function') instance.exports._initialize();
-    return createModelApi(instance);
-  })();
-  modelApiPromise.catch(() => { modelApiPromise = null; });
-  return modelApiPromise;
-}
-
 const fileCache = new Map();
 function fetchCached(url, kind) {
   const key = `${kind} ${url}`;
   if (!fileCache.has(key)) {
     const p = (async () => {
-      const r = await fetch(url);
+      let r;
+      try {
+        r = await fetch(url);
+      } catch (e) {
+        // fetch says only "Failed to fetch": offline, or (most often on an embedding page) another origin
+        // that does not send Access-Control-Allow-Origin
+        throw Object.assign(new Error(`${url} could not be loaded: the server did not answer, or it is on another origin and does not send Access-Control-Allow-Origin (${e?.message ?? e})`),
+          { i18n: { key: 'pe.blocked', vars: { url } } });
+      }
       if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
       return kind === 'json' ? r.json() : new Uint8Array(await r.arrayBuffer());
     })();
@@ -198,42 +190,13 @@ export function getModel(name, base) {
   const dir = modelDir(name, base);
   if (!modelCache.has(dir)) {
     const p = (async () => {
-      const [api, cfg, bytes] = await Promise.all([getModelApi(), getModelConfig(name, base), getModelFile(name, base)]);
-      return api.loadModel(bytes, cfg);
+      const [pe, cfg, bytes] = await Promise.all([getPosenc(), getModelConfig(name, base), getModelFile(name, base)]);
+      return pe.loadModel(bytes, cfg);
     })();
     p.catch(() => modelCache.delete(dir));
     modelCache.set(dir, p);
   }
   return modelCache.get(dir);
-}
-
-// ── DOM helper ────────────────────────────────────────────────────────────────────────────────────────────
-
-/**
- * h('div', { class: 'x', onclick: fn, 'aria-label': '…', style: { width: '3px' } }, child, 'text', [more])
- * Attributes: on* are listeners; class/className; style object or string; boolean true -> empty attribute;
- * false/null/undefined -> omitted; dataset via data-*. Children: nodes, strings, numbers, arrays, null.
- */
-export function h(tag, attrs = {}, ...children) {
-  const el = tag.includes(':') ? document.createElementNS('http://www.w3.org/2000/svg', tag.split(':')[1]) : document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs ?? {})) {
-    if (v === false || v === null || v === undefined) continue;
-    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (k === 'class' || k === 'className') el.setAttribute('class', v);
-    else if (k === 'style' && typeof v === 'object') Object.assign(el.style, v);
-    else if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
-  }
-  append(el, children);
-  return el;
-}
-
-function append(el, children) {
-  for (const c of children) {
-    if (c === null || c === undefined || c === false) continue;
-    if (Array.isArray(c)) append(el, c);
-    else el.append(c instanceof Node ? c : String(c));
-  }
 }
 
 const camel = (s) => s.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
@@ -265,6 +228,30 @@ export function parseAttr(value, spec) {
 
 const COMMON_ATTRS = ['lang', 'models-base', 'simd'];
 
+// A language switch re-renders every widget of the page. The ones on screen (and a screen either side) go at
+// once, the rest one per task after them, so the switch never holds the page in one long task. Each rendered
+// widget carries data-lang="<its language>" (tests wait for it).
+const relabelQueue = [];
+let relabelScheduled = false;
+function relabel(el, render) {
+  const r = el.getBoundingClientRect();
+  const vh = window.innerHeight || 800;
+  if (r.bottom > -vh && r.top < 2 * vh) {
+    render();
+    return;
+  }
+  relabelQueue.push(render);
+  if (relabelScheduled) return;
+  relabelScheduled = true;
+  const next = () => {
+    const job = relabelQueue.shift();
+    if (job) job();
+    if (relabelQueue.length) setTimeout(next, 0);
+    else relabelScheduled = false;
+  };
+  setTimeout(next, 0);
+}
+
 // ── the base class ────────────────────────────────────────────────────────────────────────────────────────
 
 export class PeElement extends HTMLElement {
@@ -285,6 +272,8 @@ export class PeElement extends HTMLElement {
   #offLang = null;
   #generation = 0;
   #errorMsg = null;
+  #reserved = false;
+  #fontsSeen = false;
 
   constructor() {
     super();
@@ -346,9 +335,10 @@ export class PeElement extends HTMLElement {
       this.#status(this.t('pe.loading'), 'pe-loading');
     }
     if (!this.body.isConnected) this.append(this.body);
+    if (!this.#started) this.#reserve();
     this.#offLang ??= onLangChange(() => {
       if (this.hasAttribute('lang')) return;
-      if (this.#started) this.#queueRender();
+      if (this.#started) relabel(this, () => this.#queueRender());
       else if (this.body?.querySelector('.pe-loading')) this.#status(this.t('pe.loading'), 'pe-loading');
       const box = this.querySelector(':scope > .pe-error');
       if (box && this.#errorMsg !== null) box.textContent = this.t('pe.error', { msg: this.#errorMsg });
@@ -460,6 +450,7 @@ export class PeElement extends HTMLElement {
   }
 
   #renderNow() {
+    this.dataset.lang = this.lang;
     const focusKey = this.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
     this.body.replaceChildren();
     this.removeAttribute('data-error');
@@ -514,7 +505,33 @@ export class PeElement extends HTMLElement {
     else if (redraw) this.update();
   }
 
+  // Until its first drawing, a widget holds the height it will have (lib/heights.js, measured at this width):
+  // the page does not grow under the reader as widgets start, and a #fragment link lands where it points.
+  // A min-height the page set itself is left alone.
+  #reserve() {
+    if (this.#reserved || this.style.minHeight) return;
+    const narrow = typeof matchMedia === 'function' && matchMedia(NARROW_QUERY).matches;
+    const px = reservedHeight(this.localName, this.getBoundingClientRect().width, narrow);
+    if (px > 0) {
+      this.style.minHeight = `${px}px`;
+      this.#reserved = true;
+    }
+  }
+
+  #unreserve() {
+    if (!this.#reserved) return;
+    this.#reserved = false;
+    this.style.minHeight = '';
+    if (this.getAttribute('style') === '') this.removeAttribute('style');
+  }
+
   markDrawn() {
+    this.#unreserve();
+    fitOverflow(this.body);
+    if (!this.#fontsSeen && document.fonts?.status !== 'loaded') {
+      this.#fontsSeen = true;
+      document.fonts?.ready.then(() => fitOverflow(this.body)); // KaTeX's fonts change every formula's width
+    }
     this.dataset.draws = String(Number(this.dataset.draws ?? 0) + 1);
     this.dataset.state = 'ready';
   }
@@ -587,7 +604,9 @@ export class PeElement extends HTMLElement {
 
   /** Shows an error inside the element (never throws). */
   fail(err) {
-    const msg = err && err.message ? `${err.name && err.name !== 'Error' ? `${err.name}: ` : ''}${err.message}` : String(err);
+    this.#unreserve();
+    const msg = err?.i18n ? this.t(err.i18n.key, err.i18n.vars)
+      : err && err.message ? `${err.name && err.name !== 'Error' ? `${err.name}: ` : ''}${err.message}` : String(err);
     this.dataset.state = 'error';
     this.setAttribute('data-error', msg);
     let box = this.querySelector(':scope > .pe-error');

@@ -18,10 +18,11 @@
 // its base growing with the length), and equal the trained RoPE at 1x.
 
 import { PeElement, define, h } from './base.js';
-import { registerStrings } from './i18n.js';
+import { registerStrings } from './lib/i18n.js';
 import { controls, select, range, button, checkbox, progress } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
-import { copyExample, lmStream, targetsOf } from './common-b.js';
+import { copyExample, lmStream, targetsOf } from './lib/tasks.js';
+import { evaluateOffThread, workerInUse } from './lib/evaluate.js';
 
 registerStrings({
   en: {
@@ -122,6 +123,9 @@ class PeExtrapolation extends PeElement {
     'show-eval': { type: 'bool', default: false },
   };
 
+  // the measure menu shows the task's own default ('auto': accuracy for copy, loss for the LM) after a task switch
+  static rebuildOn = ['task'];
+
   get metric() {
     const m = this.state.metric;
     return m === 'auto' ? (this.state.task === 'copy' ? 'accuracy' : 'loss') : m;
@@ -199,8 +203,8 @@ class PeExtrapolation extends PeElement {
     const series = [];
     methods.forEach((m) => {
       const color = PALETTE[METHODS.indexOf(m) % PALETTE.length];
-      const dash = m.includes('-') ? [6, 3] : undefined;
-      series.push({ label: this.t(`ex.m.${m}`), values: factors.map((f) => val(live(m, f))), color, width: m.includes('-') ? 1.6 : 2.4, dash, points: true });
+      // one meaning for a dashed line: npm run eval's numbers (the scaled RoPE variants are thinner, solid)
+      series.push({ label: this.t(`ex.m.${m}`), values: factors.map((f) => val(live(m, f))), color, width: m.includes('-') ? 1.6 : 2.4, points: true });
       if (s.showEval) series.push({ label: `${this.t(`ex.m.${m}`)} ${this.t('ex.evalSuffix')}`, values: factors.map((f) => val(evalOf(m, f))), color, width: 1, dash: [2, 3], points: false });
     });
     chart(this.chartBox, {
@@ -329,7 +333,8 @@ class PeExtrapolation extends PeElement {
           r = { na: true };
         } else {
           const { tokens, targets } = targetsOf(model, ex.text, ex.scored);
-          const e = model.evaluate(tokens, { targets, ropeScaling });
+          const e = await evaluateOffThread(this, name, model, tokens, { targets, ropeScaling });
+          if (!this.running || this.runId !== runId) break;
           r.lossSum += e.lossSum;
           r.correct += e.correct;
           r.count += e.count;
@@ -353,6 +358,7 @@ class PeExtrapolation extends PeElement {
       this.statusFn = () => (stopped ? this.t('ex.status.stopped', { done, total })
         : this.t('ex.status.done', { total: done, s: secs, build: this.t(this.pe.simd ? 'pe.build.simd' : 'pe.build.scalar') }));
       this.dataset.run = stopped ? 'stopped' : 'done';
+      this.dataset.evaluatedIn = workerInUse() ? 'worker' : 'page';
       if (this.status) this.status.textContent = this.statusFn();
       this.update();
     }

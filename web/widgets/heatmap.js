@@ -11,10 +11,9 @@
 //   pairing   half | interleaved (sinusoidal column order; default interleaved)
 //   controls  show sliders / menus for the attributes above
 import { PeElement, define, h } from './base.js';
-import { registerStrings } from './i18n.js';
+import { registerStrings } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
-import { controls, range, select } from './lib/controls.js';
-import { withValue } from './sinusoidal.js';
+import { controls, range, select, withValue } from './lib/controls.js';
 
 registerStrings({
   en: {

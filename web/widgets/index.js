@@ -4,10 +4,21 @@
 // and then the tags anywhere. Every widget file in this folder registers its own element when imported
 // (define() in base.js); they are all picked up here, whatever their names.
 import { configure, getPosenc, getModel, getModelConfig, modelsBase } from './base.js';
-import { getLang, setLang, registerStrings, t } from './i18n.js';
+import { getLang, setLang, registerStrings, t } from './lib/i18n.js';
 
 // Every widget module (eager: bundled into this file). A new widget file only needs to exist here.
-import.meta.glob(['./*.js', '!./index.js', '!./base.js', '!./i18n.js'], { eager: true });
+import.meta.glob(['./*.js', '!./index.js', '!./base.js'], { eager: true });
+
+// Defining the elements just gave every widget on the page its reserved height (base.js), in this one task:
+// a page opened at #section is scrolled back onto that section before the browser paints again, so the
+// reader lands where the link points and nothing on screen moves.
+if (typeof document !== 'undefined' && document.readyState !== 'complete' && location.hash.length > 1) {
+  let target = null;
+  try {
+    target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  } catch { /* a malformed fragment names nothing */ }
+  target?.scrollIntoView({ block: 'start' });
+}
 
 export { configure, getPosenc, getModel, getModelConfig, modelsBase, getLang, setLang, registerStrings, t };
 

@@ -2,7 +2,7 @@
 // Where the page keeps state in the URL (<html data-pe-url-state>), the choice is written as ?lang=zh.
 // It also sets <html lang> so fonts and screen readers follow.
 import { define, h } from './base.js';
-import { getLang, setLang, onLangChange, t } from './i18n.js';
+import { getLang, setLang, onLangChange, t } from './lib/i18n.js';
 import { urlStateEnabled, writeParam } from './lib/state.js';
 import { ensureStyles } from './lib/style.js';
 

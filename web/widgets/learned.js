@@ -9,12 +9,12 @@
 // Attributes: model (default copy-learned; any <task>-learned model), probe (the position looked up, default
 // = maxLen, i.e. the first one past the table), models-base.
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
 import { chart } from './lib/chart.js';
 import { controls, number } from './lib/controls.js';
 import { texNode } from './lib/math.js';
-import { parseSafetensors, readTensor } from '../src/model.js';
+import { readSafetensors } from './lib/safetensors.js';
 
 registerStrings({
   en: {
@@ -78,7 +78,7 @@ const TABLE = 'model.embed_positions.weight';
 class PeLearned extends PeElement {
   static attrs = {
     model: { type: 'string', default: 'copy-learned' },
-    probe: { type: 'int', default: -1, min: -1, max: 1 << 20 },
+    probe: { type: 'int', default: null, max: 1 << 20 }, // null: the first position past the table
   };
 
   static setupOn = ['model'];
@@ -86,12 +86,12 @@ class PeLearned extends PeElement {
   async setup() {
     const name = this.state.model;
     const [cfg, bytes] = await Promise.all([this.modelConfig(name), this.modelFile(name)]);
-    const parsed = parseSafetensors(bytes);
-    const t = parsed.tensors.get(TABLE);
+    const file = readSafetensors(bytes);
+    const t = file.parsed.tensors.get(TABLE);
     if (!t) throw new Error(`${name}: no ${TABLE} in the safetensors file (is it a learned-position model?)`);
     this.maxLen = t.shape[0];
     this.dModel = t.shape[1];
-    this.tableData = readTensor(bytes, parsed, TABLE);
+    this.tableData = file.f32(TABLE);
     this.cfg = cfg;
     this.learnedPe = this.own(this.pe.learned(this.tableData, { dModel: this.dModel, maxLen: this.maxLen }));
     this.tiny = await this.model(name);
@@ -112,7 +112,8 @@ class PeLearned extends PeElement {
       h('h4', {}, this.t('learned.past')),
       texNode(`x_p \\mathrel{+}= W_{\\mathrm{pos}}[p],\\qquad W_{\\mathrm{pos}} \\in \\mathbb{R}^{${n} \\times ${this.dModel}},\\qquad p \\in \\{0, \\dots, ${n - 1}\\}`, { display: true }),
       h('p', {}, this.t('learned.pastText')),
-      controls(number(this, { key: 'probe', label: 'learned.probe', min: 0, max: 100000, integer: true, value: this.probePos })),
+      // no lower bound here: a negative position goes to the library, which refuses it as it refuses one past the table
+      controls(number(this, { key: 'probe', label: 'learned.probe', max: 100000, integer: true, value: this.probePos })),
       this.probeBox = h('div', { 'aria-live': 'polite' }),
       h('h4', {}, this.t('learned.loss')),
       this.lossBox = h('div', { class: 'pe-scroll' }),
@@ -121,7 +122,7 @@ class PeLearned extends PeElement {
   }
 
   get probePos() {
-    return this.state.probe >= 0 ? this.state.probe : this.maxLen;
+    return this.state.probe ?? this.maxLen;
   }
 
   draw() {

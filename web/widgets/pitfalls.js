@@ -28,11 +28,14 @@
 //   plus the common ones: lang, eager, models-base, simd, url-state, state-key
 
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, select, checkbox, button } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
-import { tex } from './lib/math.js';
-import { formulaRow, gaussian, pairIndex, svg, wrapAngle } from './common-b.js';
+import { texRow } from './lib/math.js';
+import { svg } from './lib/dom.js';
+import { gaussian } from './lib/random.js';
+import { pairIndex } from './lib/pairing.js';
+import { wrapAngle } from './lib/angles.js';
 
 registerStrings({
   en: {
@@ -201,7 +204,7 @@ class PePitfalls extends PeElement {
         this.pairChart = h('div')));
     }
     if (show.has('fast')) {
-      const f = formulaRow(tex, ['\\theta_i = b^{-2i/d},\\quad i = 0,1,\\dots,\\tfrac d2-1', '\\theta_0 = 1 \\;>\\; \\theta_1 \\;>\\; \\dots \\;>\\; \\theta_{d/2-1} = b^{-(d-2)/d}']);
+      const f = texRow(['\\theta_i = b^{-2i/d},\\quad i = 0,1,\\dots,\\tfrac d2-1', '\\theta_0 = 1 \\;>\\; \\theta_1 \\;>\\; \\dots \\;>\\; \\theta_{d/2-1} = b^{-(d-2)/d}']);
       this.body.append(h('section', { class: 'pe-pf-fast' },
         h('h4', {}, this.t('pf.fast.title')), h('p', {}, this.t('pf.fast.text')), f,
         controls(range(this, { key: 'position', label: 'pf.position', min: 0, max: 200 })),
@@ -210,7 +213,7 @@ class PePitfalls extends PeElement {
         this.fastChart = h('div')));
     }
     if (show.has('score')) {
-      const f = formulaRow(tex, ['\\tilde q_m\\cdot\\tilde k_n = \\operatorname{Re}\\Big[\\sum_i q_{(i)}\\,\\overline{k_{(i)}}\\,e^{\\mathrm i(m-n)\\theta_i}\\Big]',
+      const f = texRow(['\\tilde q_m\\cdot\\tilde k_n = \\operatorname{Re}\\Big[\\sum_i q_{(i)}\\,\\overline{k_{(i)}}\\,e^{\\mathrm i(m-n)\\theta_i}\\Big]',
         '= \\sum_i \\big(q_a k_a + q_b k_b\\big)\\cos\\!\\big((m-n)\\theta_i\\big) + \\big(q_a k_b - q_b k_a\\big)\\sin\\!\\big((m-n)\\theta_i\\big)',
         '\\ne \\sum_i \\big(q_a k_a + q_b k_b\\big)\\cos\\!\\big((m-n)\\theta_i\\big)']);
       this.body.append(h('section', { class: 'pe-pf-score' },

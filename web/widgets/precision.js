@@ -10,12 +10,11 @@
 // Attributes: head-dim (default 128), base (default 500000, Llama 3), freq (index i, default 1),
 // max-position (default 1000000).
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { chart } from './lib/chart.js';
-import { controls, range, select } from './lib/controls.js';
+import { controls, range, select, withValue } from './lib/controls.js';
 import { texRow } from './lib/math.js';
 import { f32, f16, bf16, angleDiff } from './lib/floats.js';
-import { withValue } from './sinusoidal.js';
 
 registerStrings({
   en: {
@@ -32,7 +31,7 @@ registerStrings({
     'prec.table': 'Angle error at selected positions (radians; “overflow”: the position is not representable)',
     'prec.pos': 'position',
     'prec.overflow': 'overflow',
-    'prec.text': 'float32 has a 24-bit significand: near p = 10⁶ adjacent float32 numbers are 0.0625 apart, so an angle formed in float32 is off by up to about 0.03 rad there. float16 cannot even store positions past 2048 exactly (and overflows at 65504); bfloat16 keeps only 8 significant bits, so position 257 already becomes 256. posenc forms p·θ_i in double, reduces it there, and rounds only the final cos and sin to float32.',
+    'prec.text': 'float32 has a 24-bit significand: near p = 10⁶ adjacent float32 numbers are 0.0625 apart, so rounding the angle p·θᵢ to float32 moves it by up to 0.031 rad there, and θᵢ rounded to float32 adds p times its own rounding error: at p = {p} the table shows {e} rad for this pair. float16 cannot even store positions past 2048 exactly (and overflows at 65504); bfloat16 keeps only 8 significant bits, so position 257 already becomes 256. posenc forms p·θ_i in double, reduces it there, and rounds only the final cos and sin to float32.',
     'prec.gaps': 'Gaps in a line are exact zeros (or overflow); the axes are logarithmic.',
   },
   zh: {
@@ -49,7 +48,7 @@ registerStrings({
     'prec.table': '若干位置上的角度误差（弧度；“溢出”表示该位置无法表示）',
     'prec.pos': '位置',
     'prec.overflow': '溢出',
-    'prec.text': 'float32 的有效数字只有 24 位：在 p = 10⁶ 附近，相邻两个 float32 数相差 0.0625，因此用 float32 形成的角度在那里会偏差约 0.03 弧度。float16 连 2048 以上的位置都无法精确存储（在 65504 处溢出）；bfloat16 只保留 8 位有效数字，位置 257 就已变成 256。posenc 用双精度计算 p·θ_i 并在双精度下做周期约化，只把最终的 cos 和 sin 舍入为 float32。',
+    'prec.text': 'float32 的有效数字只有 24 位：在 p = 10⁶ 附近，相邻两个 float32 数相差 0.0625，因此把角度 p·θᵢ 舍入为 float32 会让它偏差最多 0.031 弧度，而 θᵢ 本身舍入为 float32 又带来 p 倍的误差：表中 p = {p} 时这一对的误差为 {e} 弧度。float16 连 2048 以上的位置都无法精确存储（在 65504 处溢出）；bfloat16 只保留 8 位有效数字，位置 257 就已变成 256。posenc 用双精度计算 p·θ_i 并在双精度下做周期约化，只把最终的 cos 和 sin 舍入为 float32。',
     'prec.gaps': '折线中的空缺表示误差恰好为零（或溢出）；两条坐标轴都是对数刻度。',
   },
 });
@@ -85,7 +84,7 @@ class PePrecision extends PeElement {
       h('p', { class: 'pe-note' }, this.t('prec.gaps')),
       h('h4', {}, this.t('prec.table')),
       this.tableBox = h('div', { class: 'pe-scroll' }),
-      h('p', { class: 'pe-note' }, this.t('prec.text')),
+      this.textNote = h('p', { class: 'pe-note' }),
     );
   }
 
@@ -134,6 +133,7 @@ class PePrecision extends PeElement {
           ...[...FORMATS.map(([id]) => id), 'ours'].map((id) => h('td', { class: id === 'ours' ? 'pe-good' : '' }, cell(errs[id][k]))))))));
       const last = idx[idx.length - 1];
       this.dataset.errors = JSON.stringify({ position: positions[last], f32: errs.f32[last], ours: errs.ours[last] });
+      this.textNote.textContent = this.t('prec.text', { p: positions[last].toLocaleString('en-US'), e: fmt(errs.f32[last], 3) });
     } finally {
       rope.free();
     }

@@ -30,19 +30,23 @@
 //   plus the common ones: lang, eager, models-base, simd, url-state, state-key
 
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, select, button } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
 import { heatmap } from './lib/heatmap.js';
-import { tex } from './lib/math.js';
-import { formulaRow, gaussian, pairIndex, svg, wrapAngle, rng, copyExample, targetsOf, argmaxRows, swappedPairingModel } from './common-b.js';
+import { tex, texRow } from './lib/math.js';
+import { svg } from './lib/dom.js';
+import { gaussian, rng } from './lib/random.js';
+import { pairIndex, swappedPairingModel } from './lib/pairing.js';
+import { wrapAngle } from './lib/angles.js';
+import { copyExample, targetsOf, argmaxRows } from './lib/tasks.js';
 
 registerStrings({
   en: {
     'rr.title': 'RoPE: positions as rotations',
     'rr.intro': 'RoPE splits each query and key into pairs of numbers and turns pair i by the angle position · θᵢ. The attention score q̃·k̃ then depends only on how far apart the two positions are.',
     'rr.rot.title': 'A query and a key turning with position',
-    'rr.rot.note': 'Drag the tips of q̃ and k̃ (or focus one and use the arrow keys) to move the positions. The angle between them is (m − n)·θᵢ, whatever m and n are.',
+    'rr.rot.note': 'Drag the tips of q̃ and k̃ (or focus one and use the arrow keys) to move the positions. q̃ is q turned by m·θᵢ and k̃ is k turned by n·θᵢ, so the purple arc, the angle from k̃ to q̃, is the angle from k to q plus (m − n)·θᵢ: it changes when m − n changes, and only then.',
     'rr.pair': 'frequency pair i',
     'rr.m': 'query position m',
     'rr.n': 'key position n',
@@ -61,6 +65,8 @@ registerStrings({
     'rr.angleQ': 'm·θᵢ (mod 2π)',
     'rr.angleK': 'n·θᵢ (mod 2π)',
     'rr.angleRel': '(m − n)·θᵢ (mod 2π)',
+    'rr.angleStart': 'angle from k to q (before turning)',
+    'rr.angleArc': 'angle from k̃ to q̃ (the arc): the two above added',
     'rr.pairScore': 'this pair’s share of q̃·k̃',
     'rr.score': 'score q̃·k̃ over all {p} pairs',
     'rr.quantity': 'quantity',
@@ -80,14 +86,14 @@ registerStrings({
     'rr.chart.x': 'shift s',
     'rr.chart.y': 'score q̃·k̃',
     'rr.decay.title': 'Long-term decay',
-    'rr.decay.note': 'Su et al. (2021, §3.4.3) bound the score by the partial sums Sⱼ of e^(i(m−n)θᵢ): their average shrinks as m − n grows, so far-apart tokens can interact less. Both curves are relative to distance 0.',
+    'rr.decay.note': 'Su et al. (2021, §3.4.3) bound every score by max |hᵢ₊₁ − hᵢ| times Σⱼ |Sⱼ|, the partial sums Sⱼ of e^(i(m−n)θᵢ). The thick curve is that decay term: it shrinks as m − n grows, so far-apart tokens can interact less. The thin curve is a different quantity, the score itself for a query and key whose pairs are all equal; it is not bounded by the thick one. Both are relative to distance 0.',
     'rr.decay.dim': 'head dim',
     'rr.decay.max': 'largest distance',
-    'rr.decay.bound': 'upper bound (1/(d/2)) Σⱼ |Sⱼ|',
-    'rr.decay.sum': '|Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
+    'rr.decay.bound': 'decay term of the bound, (1/(d/2)) Σⱼ |Sⱼ|',
+    'rr.decay.sum': 'score with all pairs equal, |Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
     'rr.decay.x': 'relative distance m − n',
     'rr.decay.y': 'relative to distance 0',
-    'rr.decay.at': 'At m − n = {r}: bound {b} of its value at 0, |Σ| {s}.',
+    'rr.decay.at': 'At m − n = {r}: decay term {b} of its value at 0; score with all pairs equal {s}.',
     'rr.pairing.title': 'Half-split or interleaved pairs',
     'rr.pairing.note': 'Both pairings compute the same kind of rotation, but on different dimension pairs. Weights trained with one pairing and run with the other rotate the wrong numbers together: the pattern still depends only on m − n, but it is a different one.',
     'rr.pairing.diagram': 'Which dimensions turn together (one colour per pair, d = {d})',
@@ -111,7 +117,7 @@ registerStrings({
     'rr.title': 'RoPE：把位置变成旋转',
     'rr.intro': 'RoPE 把每个查询和键拆成若干对数，第 i 对按角度“位置 · θᵢ”旋转。于是注意力分数 q̃·k̃ 只取决于两个位置相隔多远。',
     'rr.rot.title': '随位置旋转的查询与键',
-    'rr.rot.note': '拖动 q̃ 和 k̃ 的箭头尖端（或聚焦后用方向键）来改变位置。两者之间的夹角总是 (m − n)·θᵢ，与 m、n 本身无关。',
+    'rr.rot.note': '拖动 q̃ 和 k̃ 的箭头尖端（或聚焦后用方向键）来改变位置。q̃ 是 q 转过 m·θᵢ，k̃ 是 k 转过 n·θᵢ，所以紫色弧线（从 k̃ 到 q̃ 的夹角）等于从 k 到 q 的夹角加上 (m − n)·θᵢ：只有 m − n 改变时它才改变。',
     'rr.pair': '频率对 i',
     'rr.m': '查询位置 m',
     'rr.n': '键位置 n',
@@ -130,6 +136,8 @@ registerStrings({
     'rr.angleQ': 'm·θᵢ（模 2π）',
     'rr.angleK': 'n·θᵢ（模 2π）',
     'rr.angleRel': '(m − n)·θᵢ（模 2π）',
+    'rr.angleStart': '从 k 到 q 的夹角（旋转之前）',
+    'rr.angleArc': '从 k̃ 到 q̃ 的夹角（弧线）：以上两者相加',
     'rr.pairScore': '这一对在 q̃·k̃ 中的贡献',
     'rr.score': '全部 {p} 对的分数 q̃·k̃',
     'rr.quantity': '量',
@@ -149,14 +157,14 @@ registerStrings({
     'rr.chart.x': '平移量 s',
     'rr.chart.y': '分数 q̃·k̃',
     'rr.decay.title': '远程衰减',
-    'rr.decay.note': 'Su 等人（2021，§3.4.3）用 e^(i(m−n)θᵢ) 的部分和 Sⱼ 给分数定了上界：随着 m − n 增大，它们的平均值变小，相距越远的词元相互作用越弱。两条曲线都相对于距离 0 时的值。',
+    'rr.decay.note': 'Su 等人（2021，§3.4.3）证明每个分数都不超过 max |hᵢ₊₁ − hᵢ| 乘以 Σⱼ |Sⱼ|，其中 Sⱼ 是 e^(i(m−n)θᵢ) 的部分和。粗线就是这个衰减项：随着 m − n 增大它变小，相距越远的词元相互作用越弱。细线是另一个量：各对分量全都相同的查询与键的分数本身，它并不受粗线约束。两条曲线都相对于距离 0 时的值。',
     'rr.decay.dim': '头维度',
     'rr.decay.max': '最大距离',
-    'rr.decay.bound': '上界 (1/(d/2)) Σⱼ |Sⱼ|',
-    'rr.decay.sum': '|Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
+    'rr.decay.bound': '上界中的衰减项 (1/(d/2)) Σⱼ |Sⱼ|',
+    'rr.decay.sum': '各对分量相同时的分数 |Σᵢ e^(i(m−n)θᵢ)| / (d/2)',
     'rr.decay.x': '相对距离 m − n',
     'rr.decay.y': '相对于距离 0',
-    'rr.decay.at': '在 m − n = {r} 处：上界为距离 0 时的 {b}，|Σ| 为 {s}。',
+    'rr.decay.at': '在 m − n = {r} 处：衰减项为距离 0 时的 {b}；各对分量相同时的分数为 {s}。',
     'rr.pairing.title': '前后两半配对还是相邻交错配对',
     'rr.pairing.note': '两种配对做的是同一种旋转，只是作用在不同的维度对上。用一种配对训练的权重若用另一种配对运行，就会把错误的两个数放在一起旋转：注意力模式仍只取决于 m − n，但已经是另一种模式。',
     'rr.pairing.diagram': '哪些维度一起旋转（每对一种颜色，d = {d}）',
@@ -223,7 +231,7 @@ class PeRopeRotation extends PeElement {
       ));
     }
     if (show.has('rotation')) {
-      const formula = formulaRow(tex, ['\\tilde q_m = R(m\\theta_i)\\,q,\\quad \\tilde k_n = R(n\\theta_i)\\,k', '\\theta_i = b^{-2i/d}',
+      const formula = texRow(['\\tilde q_m = R(m\\theta_i)\\,q,\\quad \\tilde k_n = R(n\\theta_i)\\,k', '\\theta_i = b^{-2i/d}',
         'R(\\phi)=\\begin{pmatrix}\\cos\\phi & -\\sin\\phi\\\\ \\sin\\phi & \\cos\\phi\\end{pmatrix}']);
       this.playBtn = button(this, { key: 'play', label: 'rr.play', onClick: () => this.togglePlay() });
       this.body.append(h('section', { class: 'pe-rr-rotation' },
@@ -241,7 +249,8 @@ class PeRopeRotation extends PeElement {
     }
     if (show.has('relative')) {
       const formula = h('div');
-      tex(formula, '\\tilde q_{m+s}\\cdot\\tilde k_{n+s} = q^{\\top} R\\big((m-n)\\theta\\big)\\,k = \\tilde q_m\\cdot\\tilde k_n', { display: true });
+      // (R(mθ)q)ᵀ R(nθ)k = qᵀ R(−mθ) R(nθ) k = qᵀ R((n − m)θ) k (RoFormer, eq. 16), R(φ) turning counter-clockwise
+      tex(formula, '\\tilde q_{m+s}\\cdot\\tilde k_{n+s} = q^{\\top} R\\big((n-m)\\theta\\big)\\,k = \\tilde q_m\\cdot\\tilde k_n', { display: true });
       this.body.append(h('section', { class: 'pe-rr-relative' },
         h('h4', {}, this.t('rr.rel.title')), formula,
         controls(range(this, { key: 'shift', label: 'rr.shift', min: 0, max: Math.max(1000, maxPos * 8) })),
@@ -250,7 +259,7 @@ class PeRopeRotation extends PeElement {
         h('p', { class: 'pe-note' }, this.t('rr.rel.note'))));
     }
     if (show.has('decay')) {
-      const formula = formulaRow(tex, ['\\Big|\\sum_{i=0}^{d/2-1} h_i\\,e^{\\mathrm i(m-n)\\theta_i}\\Big| \\le \\Big(\\max_i |h_{i+1}-h_i|\\Big)\\sum_{j=1}^{d/2} |S_j|',
+      const formula = texRow(['\\Big|\\sum_{i=0}^{d/2-1} h_i\\,e^{\\mathrm i(m-n)\\theta_i}\\Big| \\le \\Big(\\max_i |h_{i+1}-h_i|\\Big)\\sum_{j=1}^{d/2} |S_j|',
         'h_i = q_{[i]}\\,\\overline{k_{[i]}},\\quad S_j=\\sum_{i=0}^{j-1} e^{\\mathrm i(m-n)\\theta_i}']);
       this.body.append(h('section', { class: 'pe-rr-decay' },
         h('h4', {}, this.t('rr.decay.title')), formula,
@@ -370,17 +379,20 @@ class PeRopeRotation extends PeElement {
       this.theta = theta;
       this.drawPlane({ q0: [q[a], q[b]], k0: [k[a], k[b]], q1: [qt[a], qt[b]], k1: [kt[a], kt[b]], a, b });
       const rad = (x) => `${fmt(x, 4)} rad`;
+      const start = wrapAngle(Math.atan2(q[b], q[a]) - Math.atan2(k[b], k[a]));
       const rows = [
         ['rr.theta', fmt(theta, 5)],
         ['rr.wavelength', fmt((2 * Math.PI) / theta, 5)],
         ['rr.angleQ', rad(mod2pi(s.m * theta))],
         ['rr.angleK', rad(mod2pi(s.n * theta))],
+        ['rr.angleStart', rad(start)],
         ['rr.angleRel', rad(mod2pi((s.m - s.n) * theta))],
+        ['rr.angleArc', rad(wrapAngle(start + (s.m - s.n) * theta))],
         ['rr.pairScore', fmt(pairScore, 6)],
       ];
       this.rotTable.replaceChildren(h('table', { class: 'pe-table' },
         h('tr', {}, h('th', {}, this.t('rr.quantity')), h('th', {}, this.t('rr.value'))),
-        rows.map(([key, v]) => h('tr', {}, h('td', { style: { textAlign: 'left' } }, this.t(key)), h('td', {}, v))),
+        rows.map(([key, v]) => h('tr', { 'data-row': key.slice(3) }, h('td', { style: { textAlign: 'left' } }, this.t(key)), h('td', {}, v))),
         h('tr', {}, h('td', { style: { textAlign: 'left' } }, h('strong', {}, this.t('rr.score', { p: d / 2 }))),
           h('td', { class: 'pe-big', 'data-score': String(score) }, fmt(score, 6)))));
     } finally {
@@ -553,6 +565,7 @@ class PeRopeRotation extends PeElement {
       });
       const last = dist.length - 1;
       this.decayText.textContent = this.t('rr.decay.at', { r: dist[last], b: fmt(bound[last], 3), s: fmt(sum[last], 3) });
+      Object.assign(this.decayText.dataset, { term: String(bound[last]), score: String(sum[last]) });
     } finally {
       rope.free();
     }
@@ -560,7 +573,8 @@ class PeRopeRotation extends PeElement {
 
   drawPairing() {
     const s = this.state;
-    const d = Math.min(this.headDim, 16);
+    // on a phone 8 dimensions (the pattern is the same), so the numbers in the boxes stay readable (≥ 12 px)
+    const d = Math.min(this.headDim, (this.pairDiagram.clientWidth || 560) < 480 ? 8 : 16);
     // diagram: two rows of d boxes, each pair one colour, arcs joining the pair
     const W = 1 + d, cell = 1;
     const rowsSvg = [];

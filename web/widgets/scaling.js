@@ -21,11 +21,10 @@
 // smoothly (in log scale) from 1 at the fastest pair to s at the slowest, with short factors all 1.
 
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, select, checkbox, textarea } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
-import { tex } from './lib/math.js';
-import { formulaRow } from './common-b.js';
+import { texRow } from './lib/math.js';
 
 registerStrings({
   en: {
@@ -228,6 +227,9 @@ class PeScaling extends PeElement {
     config: { type: 'string', default: '' },
   };
 
+  // the sequence-length slider's range and its "s·L" default follow the factor and the trained length
+  static rebuildOn = ['factor', 'original'];
+
   get d() {
     const d = this.state.headDim;
     return Math.max(4, d - (d % 2));
@@ -248,7 +250,7 @@ class PeScaling extends PeElement {
       ));
     }
     if (show.has('methods')) {
-      const f = formulaRow(tex, ['\\theta_i = b^{-2i/d}', '\\text{PI: } \\theta_i\' = \\theta_i/s', '\\text{NTK: } b\' = b\\,s^{d/(d-2)}',
+      const f = texRow(['\\theta_i = b^{-2i/d}', '\\text{PI: } \\theta_i\' = \\theta_i/s', '\\text{NTK: } b\' = b\\,s^{d/(d-2)}',
         `\\text{${this.t('sc.tex.dynamic')}: } b' = b\\Big(\\tfrac{s\\,\\ell}{L} - (s-1)\\Big)^{d/(d-2)}\\ (\\ell > L)`]);
       const seqMax = Math.max(2 * s.factor * s.original, 4 * s.original);
       this.body.append(h('section', { class: 'pe-sc-methods' },
@@ -267,7 +269,7 @@ class PeScaling extends PeElement {
         h('p', { class: 'pe-note' }, this.t('sc.methods.note'))));
     }
     if (show.has('yarn')) {
-      const f = formulaRow(tex, ['\\theta_i\' = (1-\\gamma_i)\\,\\frac{\\theta_i}{s} + \\gamma_i\\,\\theta_i',
+      const f = texRow(['\\theta_i\' = (1-\\gamma_i)\\,\\frac{\\theta_i}{s} + \\gamma_i\\,\\theta_i',
         '\\gamma_i = 1-\\operatorname{clamp}\\Big(\\frac{i-i_{\\text{low}}}{i_{\\text{high}}-i_{\\text{low}}},0,1\\Big)',
         'i(\\beta)=\\frac{d\\,\\ln\\!\\big(L/(2\\pi\\beta)\\big)}{2\\ln b},\\ \\beta \\in \\{32, 1\\}', '\\sqrt{1/t} = 0.1\\ln s + 1']);
       this.body.append(h('section', { class: 'pe-sc-yarn' },
@@ -443,7 +445,7 @@ class PeScaling extends PeElement {
     try {
       const cfg = rope.config;
       const maxLen = cfg.maxPositionEmbeddings ?? null;
-      const orig = cfg.originalMaxPositionEmbeddings ?? maxLen;
+      const orig = cfg.scaling?.originalMaxPositionEmbeddings ?? cfg.originalMaxPositionEmbeddings ?? maxLen; // rope.config nests it under scaling
       const at = maxLen ?? undefined;
       const inv = rope.invFreq64(at);
       const plain = this.pe.rope({ headDim: rope.headDim, rotaryDim: rope.rotaryDim, base: rope.base });

@@ -9,9 +9,9 @@
 // position (clock position, default 7), shift (k of the linear map, default 3), parts (comma list of
 // table,clock,example,similarity,linear; default all).
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
-import { controls, range, select, button } from './lib/controls.js';
+import { controls, range, select, button, withValue } from './lib/controls.js';
 import { texNode, texRow } from './lib/math.js';
 
 registerStrings({
@@ -19,9 +19,9 @@ registerStrings({
     'sin.length': 'positions',
     'sin.dModel': 'd_model',
     'sin.base': 'base',
-    'sin.table': 'The table: one row per position, one column per dimension',
-    'sin.tableCap': 'PE(p) for p = 0 … {n}, columns interleaved sin, cos, sin, cos …',
-    'sin.column': 'column',
+    'sin.table': 'The table, turned on its side: positions run left to right, one row of the picture per dimension',
+    'sin.tableCap': 'PE(p) for p = 0 … {n}: each vertical strip is one position’s vector; from the top, the dimensions alternate sin, cos, sin, cos …',
+    'sin.column': 'dimension',
     'sin.clock': 'The clock picture',
     'sin.clockText': 'Each pair of columns (sin, cos) is a hand on its own clock. As the position advances, pair i turns by ω_i = base^(−2i/d) radians per step: the first hands spin fast, the last barely move, so together they spell out the position like the hands of a clock.',
     'sin.pos': 'position p',
@@ -46,9 +46,9 @@ registerStrings({
     'sin.length': '位置数',
     'sin.dModel': '模型维度 d_model',
     'sin.base': '底数 base',
-    'sin.table': '编码表：每个位置一行，每个维度一列',
-    'sin.tableCap': 'p = 0 … {n} 的 PE(p)，列按 sin、cos、sin、cos … 交错排列',
-    'sin.column': '列',
+    'sin.table': '编码表（横过来画）：位置从左到右排列，图中每一行是一个维度',
+    'sin.tableCap': 'p = 0 … {n} 的 PE(p)：每一竖条是一个位置的向量；维度从上到下按 sin、cos、sin、cos … 交错',
+    'sin.column': '维度',
     'sin.clock': '时钟图',
     'sin.clockText': '每一对列（sin, cos）都是一面时钟上的一根指针。位置每前进一步，第 i 对转过 ω_i = base^(−2i/d) 弧度：前面的指针转得飞快，后面的几乎不动，合起来就像时钟的指针一样“写出”了位置。',
     'sin.pos': '位置 p',
@@ -72,11 +72,6 @@ registerStrings({
 });
 
 const PARTS = ['table', 'clock', 'example', 'similarity', 'linear'];
-
-/** The menu's values plus the current one (an attribute or URL may hold any number). */
-export function withValue(values, v) {
-  return values.includes(v) ? values : [...values, v].sort((a, b) => a - b);
-}
 
 class PeSinusoidal extends PeElement {
   static attrs = {
@@ -179,7 +174,8 @@ class PeSinusoidal extends PeElement {
       const svg = h(`${NS}svg`, { viewBox: '-50 -50 100 100', width: 92, height: 92, role: 'img', 'aria-label': `${this.t('sin.pair', { i })}: sin ${fmt(sn, 3)}, cos ${fmt(cs, 3)}` },
         h(`${NS}circle`, { cx: 0, cy: 0, r: 44, fill: '#f3f6fa', stroke: '#9aa5b1', 'stroke-width': 1.5 }),
         ...[0, 1, 2, 3].map((q) => h(`${NS}line`, { x1: 0, y1: -44, x2: 0, y2: -38, stroke: '#9aa5b1', transform: `rotate(${q * 90})` })),
-        h(`${NS}line`, { x1: 0, y1: 0, x2: 40 * sn, y2: -40 * cs, stroke: '#c0392b', 'stroke-width': 3.5, 'stroke-linecap': 'round' }),
+        // the hand at angle p·ω_i from 3 o'clock, counter-clockwise: (cos, sin) with y up, as RoPE's planes turn
+        h(`${NS}line`, { x1: 0, y1: 0, x2: 40 * cs, y2: -40 * sn, stroke: '#c0392b', 'stroke-width': 3.5, 'stroke-linecap': 'round' }),
         h(`${NS}circle`, { cx: 0, cy: 0, r: 3.5, fill: '#1d232a' }));
       return h('figure', { class: 'pe-clock' }, svg,
         h('figcaption', {}, this.t('sin.pair', { i }), h('br'), `ω = ${fmt(this.state.base ** ((-2 * i) / d), 3)}`, h('br'),

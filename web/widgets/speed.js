@@ -1,17 +1,17 @@
 // <pe-speed>: the RoPE benchmark, run in the page. Three contenders rotate the same (1, seq, heads, headDim)
 // float32 tensor in place: posenc's SIMD128 build (init({ simd: true }), data in wasm memory: pe.tensor), its
 // scalar build (init({ simd: false })), and a plain JavaScript loop over a precomputed cos/sin cache (the way
-// hand-written JS inference code does it: bench/plainjs.mjs). Measured by bench/core.mjs, the same code as
+// hand-written JS inference code does it: lib/plain-rope.js). Measured by lib/measure.js, the same code as
 // `npm run bench`: calibrated batches, interleaved rounds, ratios formed round by round (median, quartiles).
 //
 // Attributes: seq (default 512), heads (default 8), head-dim (default 128), rounds (default 9),
 // min-sample (seconds per batch, default 0.03), autorun (start on first view).
 // With ?simd=0 on the page the SIMD contender is left out (the page asked for the scalar build only).
 import { PeElement, define, h, getPosenc, simdPreference } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, select, button, progress } from './lib/controls.js';
-import { compare, loop, ratio, fillRandom, formatTime } from '../../bench/core.mjs';
-import { ropeTable, ropeApply } from '../../bench/plainjs.mjs';
+import { compare, loop, ratio, fillRandom, formatTime } from './lib/measure.js';
+import { ropeTable, ropeApply } from './lib/plain-rope.js';
 
 registerStrings({
   en: {

@@ -10,7 +10,7 @@
 // Attributes: encoding = none | sinusoidal | rope | alibi (default none), causal (bool, default false),
 // seed (1..99, default 1: the random embeddings and projections), dim (4..64 even, default 8).
 import { PeElement, define, h } from './base.js';
-import { registerStrings, fmt } from './i18n.js';
+import { registerStrings, fmt } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
 import { controls, select, checkbox, range } from './lib/controls.js';
 import { texNode } from './lib/math.js';

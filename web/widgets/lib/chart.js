@@ -24,8 +24,17 @@ function logTick(v) {
   return e >= -3 && e <= 3 ? String(Number(v.toPrecision(1))) : `1e${e}`.replace('-', '−');
 }
 
+let measureCtx = null;
+/** Width in px of the widest tick label (11px system-ui, the axis font), so the y label beside them is never cut. */
+function tickWidth(values) {
+  if (!values?.length) return 0;
+  measureCtx ??= document.createElement('canvas').getContext('2d');
+  measureCtx.font = '11px system-ui, sans-serif';
+  return Math.ceil(Math.max(...values.map((v) => measureCtx.measureText(String(v ?? '')).width)));
+}
+
 export function chart(container, o) {
-  addStyle('pe-uplot', uplotCss);
+  addStyle('pe-uplot', uplotCss, { scope: true });
   const old = container._peChart;
   if (old) {
     old.u.destroy();
@@ -49,7 +58,7 @@ export function chart(container, o) {
     },
     axes: [
       { ...axis, label: o.xLabel ?? '', size: 36, labelSize: 18, ...(o.logX ? { values: (u, vals) => vals.map(logTick) } : {}) },
-      { ...axis, label: o.yLabel ?? '', size: o.ySize ?? 58, labelSize: 18,
+      { ...axis, label: o.yLabel ?? '', size: (u, values) => Math.max(o.ySize ?? 58, tickWidth(values) + 30), labelSize: 18,
         values: o.yFormat ? (u, vals) => vals.map(o.yFormat) : o.logY ? (u, vals) => vals.map(logTick) : undefined },
     ],
     series: [
@@ -64,7 +73,8 @@ export function chart(container, o) {
         value: (u, v) => (v == null ? '–' : Number(v.toPrecision(4)).toString()),
       })),
     ],
-    legend: { show: o.legend !== false },
+    // a dashed series has a dashed legend marker, so the legend says what a dashed line is
+    legend: { show: o.legend !== false, markers: { dash: (u, i) => (u.series[i].dash?.length ? 'dashed' : 'solid') } },
     cursor: { drag: { x: false, y: false } },
   };
   const u = new uPlot(opts, data, container);

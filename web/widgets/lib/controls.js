@@ -14,7 +14,7 @@
 // Labels: `label` is a key; `labelText` a literal (e.g. a symbol such as "θ"). Option labels are keys
 // translated with el.t() unless `raw: true` (numbers, names).
 
-import { h } from '../base.js';
+import { h } from './dom.js';
 
 let uid = 0;
 const nextId = (p) => `${p}-${++uid}`;
@@ -146,4 +146,9 @@ export function button(el, o) {
 /** A <progress> with an accessible label: { label }; set .value (0..1) on the returned element. */
 export function progress(el, o = {}) {
   return h('progress', { class: 'pe-progress', max: 1, value: 0, 'aria-label': labelOf(el, { label: o.label ?? 'pe.loading', ...o }) });
+}
+
+/** A menu's values plus the current one in sorted place (an attribute or URL may hold any number). */
+export function withValue(values, v) {
+  return values.includes(v) ? values : [...values, v].sort((a, b) => a - b);
 }

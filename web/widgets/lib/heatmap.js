@@ -17,8 +17,8 @@
 //   hm.canvas                     // the <canvas>
 // Calling heatmap() again on the same container redraws into the same figure. −Infinity (masked) cells are grey.
 
-import { h } from '../base.js';
-import { t } from '../i18n.js';
+import { h } from './dom.js';
+import { t } from './i18n.js';
 
 const NEG = [33, 102, 172];
 const MID = [247, 247, 247];
@@ -77,13 +77,15 @@ export function heatmap(container, values, rows, cols, opts = {}) {
     const ylab = h('span', { class: 'pe-hm-ylabel' });
     const yNames = h('div', { class: 'pe-hm-ynames' });
     const xTicks = h('div', { class: 'pe-hm-x' });
+    const xlab = h('div', { class: 'pe-hm-xlabel' });
     const legend = h('div', { class: 'pe-legend' });
     const caption = h('figcaption');
+    // the x ticks and names sit under the canvas in its own column, so they line up with its cells
     const figure = h('figure', { class: 'pe-hm' }, caption,
-      h('div', { class: 'pe-hm-plot' }, ylab, yNames, h('div', { class: 'pe-hm-canvas-box' }, canvas)),
-      xTicks, h('div', { class: 'pe-hm-foot' }, legend, readout));
+      h('div', { class: 'pe-hm-plot' }, ylab, yNames, h('div', { class: 'pe-hm-canvas-box' }, canvas, xTicks, xlab)),
+      h('div', { class: 'pe-hm-foot' }, legend, readout));
     container.replaceChildren(figure);
-    st = container._peHeatmap = { figure, canvas, readout, ylab, yNames, xTicks, legend, caption, ro: null };
+    st = container._peHeatmap = { figure, canvas, readout, ylab, yNames, xTicks, xlab, legend, caption, ro: null };
     canvas.addEventListener('mousemove', (e) => st.hover?.(e));
     canvas.addEventListener('mouseleave', () => { st.readout.textContent = '\u00a0'; });
     if (typeof ResizeObserver === 'function') {
@@ -104,13 +106,17 @@ export function heatmap(container, values, rows, cols, opts = {}) {
   st.ylab.hidden = !opts.yLabel;
   if (opts.xNames) {
     st.xTicks.className = 'pe-hm-x pe-hm-xnames';
+    st.xTicks.style.gridTemplateColumns = `repeat(${opts.xNames.length}, minmax(0, 1fr))`;
     st.xTicks.replaceChildren(...opts.xNames.map((n) => h('span', {}, String(n))));
-    st.xTicks.style.marginLeft = opts.yNames ? '' : '';
   } else {
     const xt = opts.xTicks ?? [0, width - 1];
     st.xTicks.className = 'pe-hm-x';
-    st.xTicks.replaceChildren(h('span', {}, String(xt[0])), h('span', {}, opts.xLabel ?? ''), h('span', {}, String(xt[xt.length - 1])));
+    st.xTicks.style.gridTemplateColumns = '';
+    st.xTicks.replaceChildren(h('span', {}, String(xt[0])), h('span', {}, String(xt[xt.length - 1])));
   }
+  st.xlab.textContent = opts.xLabel ?? '';
+  st.xlab.hidden = !opts.xLabel;
+  st.yNames.style.gridTemplateRows = opts.yNames ? `repeat(${opts.yNames.length}, minmax(0, 1fr))` : '';
   st.yNames.replaceChildren(...(opts.yNames ?? []).map((n) => h('span', {}, String(n))));
   st.yNames.hidden = !opts.yNames;
   st.figure.classList.toggle('pe-hm-named', !!(opts.xNames || opts.yNames));
@@ -156,6 +162,7 @@ export function heatmap(container, values, rows, cols, opts = {}) {
     ctx.imageSmoothingEnabled = false;
     ctx.clearRect(0, 0, w, hgt);
     ctx.drawImage(cells, 0, 0, width, height, 0, 0, w, hgt);
+    fitNames(st, (canvas.clientWidth || 320) / width, cssHeight / height);
   };
   st.paint();
   st.hover = (e) => {
@@ -166,4 +173,20 @@ export function heatmap(container, values, rows, cols, opts = {}) {
     readout.textContent = opts.readout ? opts.readout(y, x, v) : t('pe.hover', { r: y, c: x, v: fmtNum(v) }, opts.lang);
   };
   return st;
+}
+
+/**
+ * Names as large as their cells allow (at most the body size, at least 7 px): where cells are smaller than
+ * that, every k-th name is shown, so names never overlap.
+ */
+function fitNames(st, cellW, cellH) {
+  const fit = (box, cell) => {
+    if (box.hidden || !box.children.length) return;
+    const font = Math.max(7, Math.min(12.8, cell * 0.9));
+    const every = Math.max(1, Math.ceil(font / Math.max(cell, 1e-3) - 0.05));
+    box.style.fontSize = `${font}px`;
+    [...box.children].forEach((c, i) => { c.style.visibility = i % every === 0 ? '' : 'hidden'; });
+  };
+  if (st.xTicks.classList.contains('pe-hm-xnames')) fit(st.xTicks, cellW);
+  fit(st.yNames, cellH);
 }

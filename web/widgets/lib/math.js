@@ -11,7 +11,7 @@ import katexCss from 'katex/dist/katex.min.css?inline';
 import { addStyle } from './style.js';
 
 export function tex(el, formula, { display = false } = {}) {
-  addStyle('pe-katex', katexCss);
+  addStyle('pe-katex', katexCss, { scope: true });
   katex.render(formula, el, { displayMode: display, throwOnError: false, output: 'htmlAndMathml', strict: 'ignore' });
   el.classList.add('pe-math');
   el.setAttribute('translate', 'no');

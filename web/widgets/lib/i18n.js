@@ -99,6 +99,7 @@ registerStrings({
   en: {
     'pe.loading': 'loading…',
     'pe.error': 'This widget could not run: {msg}',
+    'pe.blocked': '{url} could not be loaded. If this page embeds the widgets from another site, that site must send the header Access-Control-Allow-Origin for its scripts and models; otherwise check the connection.',
     'pe.modelMissing': 'The tiny model “{name}” is not available here ({msg}).',
     'pe.build.simd': 'SIMD128 build',
     'pe.build.scalar': 'scalar build',
@@ -119,6 +120,7 @@ registerStrings({
   zh: {
     'pe.loading': '加载中…',
     'pe.error': '此组件无法运行：{msg}',
+    'pe.blocked': '无法加载 {url}。如果本页从另一个网站嵌入这些组件，那个网站必须为其脚本和模型发送 Access-Control-Allow-Origin 响应头；否则请检查网络连接。',
     'pe.modelMissing': '这里没有小模型“{name}”（{msg}）。',
     'pe.build.simd': 'SIMD128 版本',
     'pe.build.scalar': '标量版本',

@@ -5,12 +5,12 @@
 //
 // Each element: draws something (canvas pixels / SVG shapes), every control changes what is drawn, no console
 // errors or failed requests, SIMD disabled (?simd=0) gives the same numbers, the language toggle switches every
-// string, a phone-width viewport does not overflow. Screenshots go to test-results/widgets-b-*.png.
+// string, a phone-width viewport does not overflow. Screenshots go to test-results/rope-widgets-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts } from './lib.js';
+import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, drawing, nonBlank, visibleTexts, languageDrawn } from './lib.js';
 
 const SUB = '/some/sub/path/';
 const shots = join(repoRoot, 'test-results');
@@ -26,7 +26,7 @@ const ELEMENTS = {
 const page = (body) => `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>posenc widgets (part B)</title><link rel="icon" href="data:,">
+<title>posenc RoPE widgets</title><link rel="icon" href="data:,">
 <style>body { max-width: 960px; margin: 0 auto; padding: 0 8px; font-family: system-ui, sans-serif; }</style></head>
 <body>
 <pe-lang-toggle></pe-lang-toggle>
@@ -38,8 +38,8 @@ ${body}
 before(async () => {
   site = await buildSite();
   // one page with all five (language, SIMD, phone) and one page per element
-  await writeFile(join(site.dir, 'widgets-b.html'), page(Object.values(ELEMENTS).join('\n')));
-  for (const [id, el] of Object.entries(ELEMENTS)) await writeFile(join(site.dir, `widgets-b-${id}.html`), page(el));
+  await writeFile(join(site.dir, 'rope-widgets.html'), page(Object.values(ELEMENTS).join('\n')));
+  for (const [id, el] of Object.entries(ELEMENTS)) await writeFile(join(site.dir, `rope-widgets-${id}.html`), page(el));
   server = await serveStatic(site.dir, { prefix: SUB });
   browser = await launchChromium();
   await mkdir(shots, { recursive: true });
@@ -54,7 +54,7 @@ after(async () => {
 async function open(query = '', viewport = { width: 1100, height: 900 }, only) {
   const p = await browser.newPage({ viewport });
   const errors = collectErrors(p);
-  await p.goto(`${server.url}widgets-b${only ? `-${only}` : ''}.html${query}`);
+  await p.goto(`${server.url}rope-widgets${only ? `-${only}` : ''}.html${query}`);
   return { page: p, errors };
 }
 
@@ -85,7 +85,7 @@ async function choose(page, sel, dataKey, index) {
 }
 
 async function shot(page, sel, name) {
-  await page.locator(sel).screenshot({ path: join(shots, `widgets-b-${name}.png`) });
+  await page.locator(sel).screenshot({ path: join(shots, `rope-widgets-${name}.png`) });
 }
 
 test('<pe-rope-rotation>: rotation, shift invariance, decay, pairing (pe.attention and the tiny model)', async () => {
@@ -198,10 +198,11 @@ test('<pe-scaling>: every method, the YaRN ramp, and the config.json box (valid,
     assert.match(bad, /JSON/);
     await shot(page, `${sel} .pe-sc-config`, 'scaling-bad-json');
 
-    await type(JSON.stringify({ hidden_size: 4096, num_attention_heads: 32, rope_scaling: { rope_type: 'mrope', factor: 2 } }));
+    // ('mrope' is now read as the legacy alias it is in Hugging Face configs, so an unknown name stands in)
+    await type(JSON.stringify({ hidden_size: 4096, num_attention_heads: 32, rope_scaling: { rope_type: 'ntk-by-parts', factor: 2 } }));
     assert.equal(await page.getAttribute(out, 'data-result'), 'error');
     const unsupported = await page.textContent(`${out} [role="alert"]`);
-    assert.match(unsupported, /RangeError: ropeFromHFConfig: rope_scaling\.rope_type must be one of .*got "mrope"/);
+    assert.match(unsupported, /RangeError: ropeFromHFConfig: rope_scaling\.rope_type must be one of .*got "ntk-by-parts"/);
 
     await type(JSON.stringify({ hidden_size: 4096, num_attention_heads: 32, rope_scaling: { type: 'yarn', factor: 4 } }));
     assert.match(await page.textContent(`${out} [role="alert"]`), /TypeError: .*original_max_position_embeddings/);
@@ -266,6 +267,8 @@ test('<pe-extrapolation>: live loss/accuracy against length with a progress bar,
     await page.click(`${sel} [data-key="run"]`);
     await page.waitForFunction(() => document.querySelector('#ex').dataset.run === 'running');
     await page.waitForFunction(() => document.querySelector('#ex').dataset.run === 'done', null, { timeout: 120_000 });
+    assert.equal(await page.getAttribute(sel, 'data-evaluated-in'), 'worker', 'the forward passes ran in a Web Worker');
+    assert.ok(page.workers().length >= 1, 'a worker was started');
     await page.waitForFunction(() => !document.querySelector('#ex').dataset.busy);
     assert.equal(await page.$eval(`${sel} progress`, (p) => p.value), 1);
     assert.notEqual(await sig(page, sel), before, 'the run draws the results');
@@ -365,7 +368,7 @@ test('the language toggle switches every string of the five elements', async () 
     const en = {};
     for (const sel of sels) en[sel] = await visibleTexts(page, sel);
     await page.click('pe-lang-toggle button');
-    await page.waitForTimeout(300);
+    await languageDrawn(page, 'zh');
     for (const sel of sels) await settle(page, sel);
     await page.waitForFunction(() => document.querySelectorAll('#rr [data-accuracy]').length === 2, null, { timeout: 30_000 });
     // Names, symbols and identifiers that stay as they are in Chinese text.
@@ -379,7 +382,7 @@ test('the language toggle switches every string of the five elements', async () 
     await shot(page, '#sc', 'scaling-zh');
     await shot(page, '#rr', 'rope-rotation-zh');
     await page.click('pe-lang-toggle button');
-    await page.waitForTimeout(300);
+    await languageDrawn(page, 'en');
     for (const sel of sels) await settle(page, sel);
     const back = await visibleTexts(page, '#pf');
     assert.ok(!back.some((t) => /[\u4e00-\u9fff]/.test(t)), 'back to English');

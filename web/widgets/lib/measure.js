@@ -1,5 +1,5 @@
-// core.mjs — how posenc's benchmarks measure. No Node-only API here (only performance.now and plain JS), so
-// the playground's speed section can import it in a browser.
+// measure.js — how posenc's benchmarks measure, shared by `npm run bench` (bench/) and the playground's
+// <pe-speed>. No Node-only API here (only performance.now and plain JS), so it runs in a browser too.
 //
 // Absolute times differ between machines and runs; ratios measured side by side in one process do not (much).
 // So compare() runs every contender of a workload in interleaved rounds: in round r each contender takes one
