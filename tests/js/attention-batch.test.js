@@ -146,6 +146,16 @@ for (const build of BUILDS) {
       worst = Math.max(worst, maxErr(out, ref(q, k, v, s, { qscale })));
     }
     assert.ok(worst < TOL, `bias / queryScale vs double reference: ${worst}`);
+    // a shared row of query positions next to per-sequence key positions is the same as that row repeated
+    const kp = Int32Array.from({ length: B * Sk }, (_, j) => (j % Sk) + 3 * Math.floor(j / Sk));
+    const qRow = Int32Array.from({ length: Sq }, (_, i) => i + 2);
+    const qAll = new Int32Array(B * Sq);
+    for (let b = 0; b < B; b++) qAll.set(qRow, b * Sq);
+    assertBitEqual(
+      pe.attention(q, k, v, { shape: s, causal: true, alibi: true, positions: { q: qRow, k: kp } }).out,
+      pe.attention(q, k, v, { shape: s, causal: true, alibi: true, positions: { q: qAll, k: kp } }).out,
+      'shared query positions with per-sequence key positions',
+    );
     // a sequence whose mask is all zeros gives zeros; the other is untouched by it
     const mask = new Int32Array(B * Sk).fill(1);
     mask.fill(0, Sk);
