@@ -47,6 +47,8 @@ const OPTION_KEYS = ['shape', 'layout', 'causal', 'rope', 'positions', 'mask', '
 const SHAPE_KEYS = ['batch', 'heads', 'kvHeads', 'qLen', 'kLen', 'headDim', 'vHeadDim'];
 const TENSORS = ['q', 'k', 'v', 'out'];
 const STRIDE_KEYS = ['batch', 'seq', 'heads'];
+const STRIDE_FIELDS = TENSORS.map((t) => `${t}_strides`);
+const OFFSET_FIELDS = TENSORS.map((t) => `${t}_offset`);
 
 /** Reads pe_attention_config's layout from the module once per instance. */
 export function readAttentionLayout(ctx) {
@@ -87,10 +89,16 @@ function writeConfig(ctx, c) {
   i32('v_head_dim', c.vHeadDim);
   ptr('q_scale', c.qScale);
   i32('q_scale_per_batch', c.qScalePerBatch ? 1 : 0);
-  for (const t of TENSORS) {
-    const v = c.views[t];
-    STRIDE_KEYS.forEach((key, a) => dv.setBigInt64(cfg + CFG[`${t}_strides`] + 8 * a, BigInt(v.strides[a]), true));
-    dv.setBigInt64(cfg + CFG[`${t}_offset`], BigInt(v.offset), true);
+  // int64 strides and offsets: values in [0, 2^30) (checked), so the low word holds them and the high word,
+  // zeroed by the fill above, stays 0 (BigInt conversions would cost more than the rest of the call)
+  for (let t = 0; t < 4; t++) {
+    const v = c.views[TENSORS[t]];
+    if (!v.given) continue;
+    const at = cfg + CFG[STRIDE_FIELDS[t]];
+    dv.setUint32(at, v.strides[0], true);
+    dv.setUint32(at + 8, v.strides[1], true);
+    dv.setUint32(at + 16, v.strides[2], true);
+    dv.setUint32(cfg + CFG[OFFSET_FIELDS[t]], v.offset, true);
   }
   return cfg;
 }
