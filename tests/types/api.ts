@@ -6,7 +6,8 @@
 // API contract that index.d.ts declares, and pins what each returns (Expect<Equal<...>>). Lines marked as
 // expected errors are calls the types must refuse (tsc fails if such a line compiles). When the API grows
 // (index.d.ts), add its calls here.
-import { init, ModelFileError, parseSafetensors } from 'posenc';
+import { init } from 'posenc';
+import { ModelFileError, parseSafetensors } from 'posenc/model';
 import type { Posenc, Rope, Tensor, Learned, AttentionResult, TinyModel, SafetensorsInfo } from 'posenc';
 import initDefault from 'posenc';
 import { init as initUrl } from 'posenc/url';
@@ -180,7 +181,7 @@ t.free();
 
 // ---- Tiny models ------------------------------------------------------------------------------------------------
 declare const safetensors: Uint8Array;
-const model: TinyModel = pe.loadModel(safetensors, {
+const model: TinyModel = await pe.loadModel(safetensors, {
   vocab_size: 64, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 256,
   max_position_embeddings: 64, position_encoding: 'rope', rope_theta: 10000,
 });
@@ -193,7 +194,7 @@ const loss: number = ev.loss, accuracy: number = ev.accuracy;
 const tokens: Int32Array = model.encode('hello');
 const text: string = model.decode(tokens);
 const info: SafetensorsInfo = parseSafetensors(safetensors);
-const viaModels: SafetensorsInfo = pe.models.parseSafetensors(safetensors);
+const viaModels: SafetensorsInfo = (await pe.models).parseSafetensors(safetensors);
 const err: Error = new ModelFileError('bad file');
 // @ts-expect-error not a position encoding
 model.forward('abc', { ropeScaling: { type: 'longrope' } });

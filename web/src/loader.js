@@ -17,6 +17,8 @@ import { statusError, typeError, checkKnownKeys, knownKeys } from './errors.js';
 import { readStatuses, readLimits } from './abi.js';
 import { readRopeLayout } from './rope-options.js';
 import { rope } from './rope.js';
+import { mropePositions } from './mrope-positions.js';
+import { rope2d } from './rope2d.js';
 import { ropeFromHFConfig, fromHFConfig } from './hf-config.js';
 import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
 import { sinusoidal, sinusoidalAdd, readSinusoidalLayout } from './sinusoidal.js';
@@ -123,6 +125,8 @@ export function createApi(exports, simd, modelSource) {
     simd,
     rope: (options) => rope(ctx, options),
     ropeFromHFConfig: (config, options) => ropeFromHFConfig(ctx, config, options),
+    mropePositions: (inputIds, options) => mropePositions(inputIds, options),
+    rope2d: (options) => rope2d(ctx, options),
     fromHFConfig: (config, options) => fromHFConfig(ctx, config, options),
     alibiSlopes: (nHeads) => alibiSlopes(ctx, nHeads),
     alibiBias: (nHeads, qLen, kLen, options) => alibiBias(ctx, nHeads, qLen, kLen, options),

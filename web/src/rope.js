@@ -22,11 +22,13 @@ import {
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
+import { writeMropeConfig, mropePairAxis, mropeRows, mropeCosSin, buildMropeTable, mropeDeltas, mropeRow } from './mrope.js';
+import { resolveDtype, checkHalf, halfOverlap, halfIn, halfOut } from './rope-dtype.js';
 
 export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
 const APPLY = 'rope.apply';
-const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads');
+const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype');
 const COS_SIN_KEYS = knownKeys('seqLen', 'out');
 const OUT_KEYS = knownKeys('cos', 'sin');
 const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen');
@@ -43,6 +45,7 @@ function checkApplyKeys(o) {
       case 'seqLen':
       case 'k':
       case 'kHeads':
+      case 'dtype':
         continue;
       default:
         checkKnownKeys(APPLY, 'options', o, APPLY_KEYS);
@@ -95,9 +98,9 @@ function checkShape(where, shape, headDim) {
  * Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). The
  * block keeps what was written last, so a call with the same arguments (every decode step) writes nothing.
  */
-function applyConfig(st, B, S, H, layout, perBatch, rotation) {
+function applyConfig(st, B, S, H, layout, perBatch, rotation, dtype = 0) {
   const last = st.applied;
-  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation) {
+  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation && last[6] === dtype) {
     return st.applyPtr;
   }
   last[0] = B;
@@ -106,6 +109,7 @@ function applyConfig(st, B, S, H, layout, perBatch, rotation) {
   last[3] = layout;
   last[4] = perBatch;
   last[5] = rotation;
+  last[6] = dtype;
   const i32 = st.ctx.heap.i32;
   const p = st.applyPtr >>> 2;
   const o = st.ctx.ropeLayout.apply.offsets;
@@ -115,6 +119,7 @@ function applyConfig(st, B, S, H, layout, perBatch, rotation) {
   i32[p + (o.layout >>> 2)] = layout;
   i32[p + (o.per_batch_rows >>> 2)] = perBatch;
   i32[p + (o.rotation >>> 2)] = rotation;
+  i32[p + (o.dtype >>> 2)] = dtype;
   return st.applyPtr;
 }
 
@@ -165,7 +170,15 @@ class Rope {
     const scaling = { ...c.scaling };
     if (scaling.shortFactor) scaling.shortFactor = Array.from(scaling.shortFactor);
     if (scaling.longFactor) scaling.longFactor = Array.from(scaling.longFactor);
-    return { ...c, scaling };
+    const out = { ...c, scaling };
+    if (c.mrope) out.mrope = { section: [...c.mrope.section], interleaved: c.mrope.interleaved };
+    return out;
+  }
+  /** M-RoPE: { section, interleaved, pairAxis } (pairAxis: each pair's axis, 0 t, 1 h, 2 w), or null. */
+  get mrope() {
+    const st = Rope.live(this, 'rope.mrope');
+    if (st.mrope === null) return null;
+    return { section: [...st.mrope.section], interleaved: st.mrope.interleaved, pairAxis: mropePairAxis(st, 'rope.mrope') };
   }
   get freed() {
     return this.#st.ptr === 0;
@@ -203,6 +216,7 @@ class Rope {
   cosSin(positions, seqLenOrOptions) {
     const where = 'rope.cosSin';
     const st = Rope.live(this, where);
+    if (st.mrope !== null) return mropeCosSin(st, where, positions, seqLenOrOptions); // positions [3][n]
     const { heap, exports: ex } = st.ctx;
     let seqLen = seqLenOrOptions;
     let out = null;
@@ -260,9 +274,10 @@ class Rope {
   }
 
   /**
-   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads }): rotates x in place and returns it.
+   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads, dtype }): rotates x in place and returns it.
    * With options.k, k (shape [batch, seq, kHeads, headDim], same layout) is rotated in place too, from the same
-   * cos/sin table. The table is cached per rope (rope-table.js).
+   * cos/sin table. The table is cached per rope (rope-table.js). dtype 'float16' | 'bfloat16': x (and k) are
+   * Uint16Arrays of raw bits or Float16Arrays (rope-dtype.js); a Float16Array alone means 'float16'.
    */
   apply(x, options) {
     const st = Rope.live(this, APPLY);
@@ -323,9 +338,20 @@ class Rope {
     }
 
     // x and k first: a view of wasm memory must be located before any allocation can detach it.
-    const xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+    const dtype = resolveDtype(APPLY, o.dtype, x);
+    let xLoc = -1;
     let kLoc = -1;
-    if (hasK) {
+    if (dtype !== 0) {
+      // 16-bit data are always copied in and out (rope-dtype.js)
+      checkHalf(APPLY, 'x', x, total, dtype);
+      if (hasK) {
+        checkHalf(APPLY, 'options.k', k, kTotal, dtype, 'batch * seq * kHeads * headDim');
+        if (halfOverlap(x, total, k, kTotal)) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
+      }
+    } else {
+      xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+    }
+    if (hasK && dtype === 0) {
       kLoc = locateFloat32(heap, k, kTotal, APPLY, 'options.k', 'batch * seq * kHeads * headDim');
       if (float32Overlap(x, xLoc, total, k, kLoc, kTotal)) {
         throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
@@ -336,7 +362,14 @@ class Rope {
     const p = o.positions;
     let rows = S;
     let positions = null;
-    if (p !== undefined && p !== null) {
+    if (p !== undefined && p !== null && st.mrope !== null) {
+      // M-RoPE: three streams [t, h, w] of seq or batch * seq positions each
+      rows = mropeRows(APPLY, 'options.positions', p);
+      if (rows !== S && rows !== B * S) {
+        throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+      }
+      positions = p;
+    } else if (p !== undefined && p !== null) {
       rows = positionsLength(APPLY, 'options.positions', p);
       if (rows !== S && rows !== B * S) {
         throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
@@ -349,22 +382,36 @@ class Rope {
     // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
     // inverse rotation divides the factor back out: inverse(apply(x)) == x.
     const extra = inverse ? st.inverseScale : 1;
-    if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    if (st.mrope !== null && positions !== null) {
+      if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
     const cosPtr = st.tabPtr;
     const sinPtr = cosPtr + st.tabCap * 4;
 
     const ex = st.ctx.exports;
     const perBatch = rows !== S ? 1 : 0;
     const rotation = inverse ? st.rotateInverse : st.rotateForward;
-    const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
-    const kPtr = hasK ? stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY) : 0;
-    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation));
+    let xPtr;
+    let kPtr = 0;
+    if (dtype === 0) {
+      xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
+      if (hasK) kPtr = stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY);
+    } else {
+      // both blocks first, then the copies: no allocation after a copy
+      xPtr = heap.scratch(SLOT.X, total * 2, APPLY, 'a copy of the 16-bit x');
+      if (hasK) kPtr = heap.scratch(SLOT.K, kTotal * 2, APPLY, 'a copy of the 16-bit options.k');
+      halfIn(heap, x, xPtr, total);
+      if (hasK) halfIn(heap, k, kPtr, kTotal);
+    }
+    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (hasK) {
-      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation));
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation, dtype));
       if (status !== 0) throw st.ctx.statusError(APPLY, status);
-      if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
+      if (dtype !== 0) halfOut(heap, k, kPtr, kTotal);
+      else if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
     }
+    if (dtype !== 0) return halfOut(heap, x, xPtr, total);
     return returnFloat32(heap, x, xLoc, xPtr, total);
   }
 
@@ -376,7 +423,9 @@ class Rope {
     const where = 'rope.rerotate';
     const st = Rope.live(this, where);
     const { heap, exports: ex } = st.ctx;
-    checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
+    // M-RoPE: a delta per axis [dt, dh, dw] (mrope.js); a number shifts all three
+    const deltas = st.mrope !== null && typeof delta === 'object' && delta !== null ? mropeDeltas(where, delta) : null;
+    if (deltas === null) checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
     const o = checkOptions(where, 'options', options);
     checkKnownKeys(where, 'options', o, REROTATE_KEYS);
     const D = st.headDim;
@@ -395,6 +444,16 @@ class Rope {
     const sl = seqLenArg(where, o.seqLen, st.seqLenNone);
     const xLoc = locateFloat32(heap, x, total, where, 'x');
     const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
+    if (deltas !== null) {
+      // the positive parts forward, the negative ones inverse: rotations of a pair commute
+      for (const [pos3, inverse] of [[deltas.map((d) => Math.max(d, 0)), false], [deltas.map((d) => Math.max(-d, 0)), true]]) {
+        if (total === 0 || (pos3[0] === 0 && pos3[1] === 0 && pos3[2] === 0)) continue;
+        const { cosPtr, sinPtr } = mropeRow(st, where, pos3, sl, 1 / st.scale);
+        const rotation = inverse ? st.rotateInverse : st.rotateForward;
+        check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
+      }
+      return returnFloat32(heap, x, xLoc, xPtr, total);
+    }
     if (delta !== 0 && total !== 0) {
       // One table row for position |delta|, scaled by 1/a so that a * (1/a) = 1: a pure rotation. A negative
       // delta turns the other way. Every head vector is a row of the (rows, 1, 1, headDim) view of x.
@@ -442,9 +501,10 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   const layout = ctx.ropeLayout;
   const cfg = writeRopeConfig(ctx, request);
   // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it), zeroed so
-  // fields this wrapper does not set keep their zero default
-  const ptr = heap.malloc(layout.ropeSize + layout.apply.size, where, 'the pe_rope');
-  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + layout.apply.size);
+  // fields this wrapper does not set keep their zero default, then its pe_mrope_config (int32s)
+  const extraSize = layout.apply.size + layout.mrope.size;
+  const ptr = heap.malloc(layout.ropeSize + extraSize, where, 'the pe_rope');
+  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + extraSize);
   const status = ex.pe_rope_init(ptr, cfg);
   if (status !== 0) {
     heap.free(ptr);
@@ -461,12 +521,15 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     );
   }
   const config = readResolvedConfig(ctx, ptr, request);
+  if (request.mrope) config.mrope = request.mrope;
   const { limits } = ctx;
   const st = {
     ctx,
     ptr,
     applyPtr: ptr + layout.ropeSize,
-    applied: new Int32Array(6).fill(-1), // what the apply config block holds (-1: nothing yet)
+    mrope: request.mrope ?? null, // mrope.js: { section, interleaved }
+    mropePtr: ptr + layout.ropeSize + layout.apply.size,
+    applied: new Int32Array(7).fill(-1), // what the apply config block holds (-1: nothing yet)
     config,
     headDim: config.headDim,
     nFreq: dv.getInt32(ptr + layout.rope.n_freq, true),
@@ -488,6 +551,7 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     tabExtra: 1,
     tabPos: new Int32Array(0),
   };
+  if (st.mrope !== null) writeMropeConfig(st);
   return new Rope(st);
 }
 
@@ -509,5 +573,8 @@ export function ropeHandle(ctx, rope, where, name) {
     throw new TypeError(`${where}: ${name} is a rope of another posenc instance (made by a different init())`);
   }
   if (st.ptr === 0) throw new TypeError(`${where}: ${name} is a rope that was freed`);
+  if (st.mrope !== null) {
+    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream, so it does not take M-RoPE ropes yet: rotate q and k with rope.apply(x, { positions }) and pass no rope`);
+  }
   return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq };
 }
