@@ -34,7 +34,7 @@ import {
   typedArraySet,
 } from './typed-arrays.js';
 
-export { typedArrayTag, posesAsTypedArray, viewLength }; // for model.js and other families
+export { typedArrayTag, posesAsTypedArray, viewLength, isDetached }; // for model.js and other families
 
 // Scratch slot numbers, shared by every family module of one instance.
 export const SLOT = Object.freeze({
