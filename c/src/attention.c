@@ -49,6 +49,14 @@
  * RoPE rotates copies of q and k in the caller's scratch (q and k stay unmodified), with the library's own
  * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels; with
  * k_rotated the keys are taken as already rotated (a KV cache of rotated keys) and only q is rotated.
+ *
+ * Real batches (posenc.h): positions per sequence (per_batch_positions), a key mask (HF's attention_mask) and an
+ * additive bias broadcast over batch / heads / queries enter the logit after ALiBi, in the same order in both
+ * builds (dot · scale·q_scale, + ALiBi, + bias, then −∞ where masked); a masked key is −∞ before the max, so a
+ * padded batch in one call gives, per sequence, exactly the numbers of a batch-1 call on that sequence with the
+ * same k_len. Views: q, k, v and out are addressed through strides and offsets (resolved once, extents checked
+ * in 64 bits); RoPE gathers q and k into dense copies first, so the rotation never depends on the view.
+ * v_head_dim sizes the PV step and out independently of the q·k head size.
  */
 #include "posenc.h"
 #include "pe_math.h"

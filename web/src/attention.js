@@ -17,6 +17,14 @@
 // decoding with a cache). They drive the causal mask (key j visible to query i iff kpos[j] <= qpos[i]),
 // ALiBi (slope · (kpos[j] - qpos[i])) and RoPE. A fully masked query row (possible with causal and explicit
 // positions, or qLen > kLen) gives an all-zero output row and an all-zero weights row.
+//
+// Real batches, in one call: positions { q, k } shared or per sequence (batch·qLen / batch·kLen), `mask`
+// (batch·kLen, non-zero = attend) with `causal`, an additive `bias` of `biasShape` [1|batch, 1|heads, 1|qLen,
+// kLen], `shape.vHeadDim` for v and out, `queryScale` (an array of qLen or batch·qLen factors, or the Llama 4
+// temperature / llama_4_scaling_beta rule that pe.fromHFConfig puts in layer.queryScale, evaluated at the cache
+// positions kLen − qLen + i as HF does), and views: `strides: { q, k, v, out }` ({ batch, seq, heads } elements)
+// and `offsets`, each array checked to reach its view's furthest element before anything runs. One array given
+// as q, k and v (a fused QKV buffer) is copied into wasm memory once.
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
 import {
