@@ -456,16 +456,42 @@ typedef struct pe_attention_config {
                                      The keys must have been rotated with the same frequencies (for dynamic
                                      and longrope: the same rope_seq_len). k_positions still drive the mask
                                      and ALiBi. Ignored without rope */
+    /* Real batches (all zero: the behaviour above). */
+    int32_t per_batch_positions;  /* 0 -> q_positions / k_positions are (q_len,) / (k_len,), shared by the
+                                     batch; non-zero -> (batch, q_len) / (batch, k_len), one row per sequence
+                                     (left padding, packing); with rope, each row is rotated at its own */
+    const int32_t *key_mask;      /* NULL -> every key; else (batch, k_len), non-zero = attend (HF's
+                                     attention_mask); combined with causal. A row left with no key is zeros */
+    const float *bias;            /* NULL -> none; else added to the logits, shape (bias_batch, bias_heads,
+                                     bias_q_len, k_len) broadcast over the dims of size 1 (T5's bucketed bias,
+                                     BLOOM's padded ALiBi). -inf entries mask; NaN is the caller's */
+    int32_t bias_batch;           /* 0 or 1 -> shared by the batch; else batch (PE_ERR_SHAPE otherwise) */
+    int32_t bias_heads;           /* 0 or 1 -> shared by the heads; else heads */
+    int32_t bias_q_len;           /* 0 -> q_len; 1 -> shared by the queries (BLOOM's (b*h, 1, k_len)) */
+    int32_t v_head_dim;           /* 0 -> head_dim; head size of v and out (DeepSeek MLA: q/k 192, v 128) */
+    const float *q_scale;         /* NULL -> none; else a finite factor per query on top of scale (Llama 4's
+                                     attention temperature, Mistral's llama_4_scaling_beta): (q_len,), or
+                                     (batch, q_len) with q_scale_per_batch. Logit = q.k * (scale * q_scale[i]) */
+    int32_t q_scale_per_batch;
+    /* Views (elements, each >= 0; 0 -> the dense stride of the layout, with v_head_dim for v and out; head
+     * vectors stay contiguous): head (b, s, h) of q is q + q_offset + b*q_strides.batch + s*q_strides.seq +
+     * h*q_strides.heads, and so on; e.g. a fused per-token QKV [b, s, (h + 2 kv) d] or a bhsd KV cache of C
+     * positions per head (layout BHSD, strides {kv C d, d, C d}). Every extent is computed in 64 bits and must
+     * be addressable (PE_ERR_SHAPE); out's heads must not overlap each other (PE_ERR_SHAPE); that each view
+     * lies inside the caller's array is the caller's (the JS wrapper's) check. */
+    pe_strides q_strides, k_strides, v_strides, out_strides;
+    int64_t q_offset, k_offset, v_offset, out_offset;
 } pe_attention_config;
 
-/* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE or when batch or q_len is 0; with RoPE, rotated copies of q and k
- * plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim + 2 * (q_len + k_len) * n_freq;
- * with k_rotated, q's only: B*heads*q_len * head_dim + 2 * q_len * n_freq.
+/* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE or when batch or q_len is 0; with RoPE, rotated
+ * dense copies of q and k plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim +
+ * 2 * (q_rows + k_rows) * n_freq, rows = B * len with per_batch_positions and the positions given, else len;
+ * with k_rotated, q's only: B*heads*q_len * head_dim + 2 * q_rows * n_freq.
  * Validates the dimensions as pe_attention does. */
 pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg);
 
-/* out is (batch, q_len, heads, head_dim) or (batch, heads, q_len, head_dim) per cfg->layout; q, k, v likewise
- * (k/v with k_len, kv_heads). weights: NULL, or (batch, heads, q_len, k_len) softmax probabilities in that
+/* out is (batch, q_len, heads, v_head_dim) or (batch, heads, q_len, v_head_dim) per cfg->layout, q and k likewise
+ * with head_dim (k/v with k_len, kv_heads), v with v_head_dim; or the views the strides give. weights: NULL, or (batch, heads, q_len, k_len) softmax probabilities in that
  * order whatever the layout. q, k, v are not modified; out must not overlap them (it is the accumulator).
  * scratch: n_scratch floats, at least pe_attention_scratch_size (may be NULL when that is 0). */
 pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v,

@@ -30,7 +30,10 @@ static const int32_t pe__attention_config_layout[] = {
     PE__A(batch),   PE__A(heads),        PE__A(kv_heads), PE__A(q_len),       PE__A(k_len),
     PE__A(head_dim), PE__A(layout),      PE__A(causal),   PE__A(scale),       PE__A(alibi_slopes),
     PE__A(rope),    PE__A(q_positions),  PE__A(k_positions), PE__A(rope_seq_len),
-    PE__A(k_rotated),
+    PE__A(k_rotated), PE__A(per_batch_positions), PE__A(key_mask), PE__A(bias), PE__A(bias_batch),
+    PE__A(bias_heads), PE__A(bias_q_len), PE__A(v_head_dim), PE__A(q_scale), PE__A(q_scale_per_batch),
+    PE__A(q_strides), PE__A(k_strides), PE__A(v_strides), PE__A(out_strides),
+    PE__A(q_offset), PE__A(k_offset), PE__A(v_offset), PE__A(out_offset),
     (int32_t) sizeof(pe_attention_config),
 };
 

@@ -49,6 +49,14 @@
  * RoPE rotates copies of q and k in the caller's scratch (q and k stay unmodified), with the library's own
  * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels; with
  * k_rotated the keys are taken as already rotated (a KV cache of rotated keys) and only q is rotated.
+ *
+ * Real batches (posenc.h): positions per sequence (per_batch_positions), a key mask (HF's attention_mask) and an
+ * additive bias broadcast over batch / heads / queries enter the logit after ALiBi, in the same order in both
+ * builds (dot · scale·q_scale, + ALiBi, + bias, then −∞ where masked); a masked key is −∞ before the max, so a
+ * padded batch in one call gives, per sequence, exactly the numbers of a batch-1 call on that sequence with the
+ * same k_len. Views: q, k, v and out are addressed through strides and offsets (resolved once, extents checked
+ * in 64 bits); RoPE gathers q and k into dense copies first, so the rotation never depends on the view.
+ * v_head_dim sizes the PV step and out independently of the q·k head size.
  */
 #include "posenc.h"
 #include "pe_math.h"
@@ -84,6 +92,7 @@ typedef struct pe__rowc {
     float scale, slope;
     int32_t qp;  /* the query's position */
     int32_t lim; /* keys c >= lim of this tile are masked: the causal band's end, or the tile size */
+    const float *bias; /* the row's additive bias from the tile's first key, or NULL */
 } pe__rowc;
 
 /* One tile of keys. */
@@ -94,6 +103,7 @@ typedef struct pe__tile {
     const int32_t *kp; /* key positions of the tile, padded to a multiple of 4; NULL when not needed */
     int alibi;         /* add slope · (kp − qp) */
     int causal_kp;     /* mask kp > qp (explicit key positions; with the default ones lim is the mask) */
+    const int32_t *km; /* key mask of the tile (0 = masked), padded with 0 to a multiple of 4; or NULL */
 } pe__tile;
 
 #if PE_SIMD
@@ -104,8 +114,15 @@ PE_INLINE pe_v128 pe__logit4(pe_v128 dot, const pe__rowc *rc, const pe__tile *T,
     const pe_v128 kp = T->kp ? pe_i32x4_load(T->kp + c) : qp;
     if (T->alibi) /* kp − qp is an exact int32 (pe_attention checks), converted with one rounding */
         x = pe_f32x4_add(x, pe_f32x4_mul(pe_f32x4_splat(rc->slope), pe_f32x4_from_i32x4(pe_i32x4_sub(kp, qp))));
+    if (rc->bias) { /* lanes past the tile repeat its last key (they are masked): never read past the row */
+        const float *b = rc->bias;
+        const int32_t n1 = T->nk - 1;
+        x = pe_f32x4_add(x, c + 4 <= T->nk ? pe_f32x4_load(b + c)
+                                           : pe_f32x4_make(b[c], b[c + 1 < n1 ? c + 1 : n1], b[c + 2 < n1 ? c + 2 : n1], b[n1]));
+    }
     pe_v128 mask = pe_i32x4_ge(pe_i32x4_add(pe_i32x4_splat(c), pe_i32x4_make(0, 1, 2, 3)), pe_i32x4_splat(rc->lim));
     if (T->causal_kp) mask = pe_v128_or(mask, pe_i32x4_gt(kp, qp));
+    if (T->km) mask = pe_v128_or(mask, pe_i32x4_eq(pe_i32x4_load(T->km + c), pe_i32x4_splat(0)));
     return pe_v128_select(pe_f32x4_splat(-INFINITY), x, mask);
 }
 
@@ -228,7 +245,8 @@ static void pe__scores1(float *s, const float *q, const pe__rowc *rc, const pe__
     for (; c < lim; c++) {
         float x = pe__dot(q, T->k + (size_t)c * T->ks, T->D) * scale;
         if (T->alibi) x = x + slope * (float)(T->kp[c] - qp);
-        if (T->causal_kp && T->kp[c] > qp) x = -INFINITY;
+        if (rc->bias) x = x + rc->bias[c];
+        if ((T->causal_kp && T->kp[c] > qp) || (T->km && T->km[c] == 0)) x = -INFINITY;
         s[c] = x;
     }
     for (; c < T->nk; c++) s[c] = -INFINITY;
@@ -426,19 +444,27 @@ static void pe__pv4(float *const acc[4], const float corr[4], const float *p, si
 /* Configuration                                                                                  */
 /* ---------------------------------------------------------------------------------------------- */
 
+/* A view of head vectors: head (b, s, h) at offset + b*sb + s*ss + h*sh. */
+typedef struct pe__view {
+    size_t off, sb, ss, sh;
+} pe__view;
+
 typedef struct pe__attn {
-    int32_t B, H, KVH, Sq, Sk, D, group;
+    int32_t B, H, KVH, Sq, Sk, D, Dv, group;
     int causal;
     int k_rotated;                    /* rope: k is already rotated; rotate q only */
+    int per_batch;                    /* positions are (batch, len) */
     float scale;
     const float *slopes;
     const pe_rope *rope;
     const int32_t *qpos, *kpos;
-    int64_t rope_seq_len;             /* resolved in pe_attention (needs the positions) */
-    size_t qb, qh, qs;                /* strides of q and out (floats): batch, head, sequence */
-    size_t kb, kh, ks;                /* strides of k and v */
-    size_t n_q, n_k;                  /* elements of q (= out) and of k (= v) */
-    size_t n_w;                       /* elements of weights */
+    const int32_t *kmask;
+    const float *bias;
+    int32_t bias_b, bias_h, bias_q;   /* the bias's broadcast dims: 1 or the full size */
+    const float *qscale;
+    int qscale_pb;
+    pe__view q, k, v, o;              /* strides (floats) */
+    size_t n_q, n_k;                  /* dense elements of q and of k (rope's copies) */
     int w_too_large;                  /* (B, H, q_len, k_len) cannot be addressed */
     size_t n_scratch;                 /* floats of scratch needed */
 } pe__attn;
@@ -450,6 +476,52 @@ static int pe__mul(uint64_t *out, uint64_t a, uint64_t b, uint64_t limit) {
     return 1;
 }
 
+/* Resolves one view (0 strides -> dense for the layout, head size hd) and checks that its furthest element
+ * (offset + Σ (count − 1) · stride + hd) is addressable, in 64-bit arithmetic; with no_overlap, also that no
+ * two head vectors overlap: the axes of more than one element, sorted by stride, nest (the smallest stride
+ * >= hd, each next one >= the previous stride times its count). */
+static pe_status pe__resolve_view(pe__view *vw, const pe_strides *st, int64_t offset, int bhsd, int64_t B, int64_t S,
+                                  int64_t H, int64_t hd, int no_overlap, uint64_t lim) {
+    if (st->batch < 0 || st->seq < 0 || st->heads < 0 || offset < 0) return PE_ERR_SHAPE;
+    uint64_t sh_d, sbd;
+    if (!pe__mul(&sh_d, (uint64_t)S, (uint64_t)H, lim) || !pe__mul(&sbd, sh_d, (uint64_t)hd, lim)) return PE_ERR_SHAPE;
+    const int64_t sb = st->batch ? st->batch : (int64_t)sbd;
+    const int64_t ss = st->seq ? st->seq : (bhsd ? hd : H * hd);
+    const int64_t sh = st->heads ? st->heads : (bhsd ? S * hd : hd);
+    const int64_t counts[3] = {B, S, H}, strides[3] = {sb, ss, sh};
+    if (B == 0 || S == 0) { /* nothing is read or written */
+        vw->off = 0, vw->sb = vw->ss = vw->sh = 0;
+        return PE_OK;
+    }
+    uint64_t end = (uint64_t)hd;
+    if ((uint64_t)offset > lim - end) return PE_ERR_SHAPE;
+    end += (uint64_t)offset;
+    for (int a = 0; a < 3; a++) {
+        uint64_t span;
+        if (!pe__mul(&span, (uint64_t)(counts[a] - 1), (uint64_t)strides[a], lim) || span > lim - end) return PE_ERR_SHAPE;
+        end += span;
+    }
+    if (no_overlap) {
+        int64_t cs[3][2];
+        int m = 0;
+        for (int a = 0; a < 3; a++)
+            if (counts[a] > 1) cs[m][0] = strides[a], cs[m][1] = counts[a], m++;
+        for (int i = 1; i < m; i++)
+            for (int j = i; j > 0 && cs[j][0] < cs[j - 1][0]; j--) {
+                const int64_t t0 = cs[j][0], t1 = cs[j][1];
+                cs[j][0] = cs[j - 1][0], cs[j][1] = cs[j - 1][1];
+                cs[j - 1][0] = t0, cs[j - 1][1] = t1;
+            }
+        int64_t need = hd;
+        for (int i = 0; i < m; i++) {
+            if (cs[i][0] < need) return PE_ERR_SHAPE;
+            need = cs[i][0] * cs[i][1]; /* <= end: no overflow */
+        }
+    }
+    vw->off = (size_t)offset, vw->sb = (size_t)sb, vw->ss = (size_t)ss, vw->sh = (size_t)sh;
+    return PE_OK;
+}
+
 static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
     if (!cfg) return PE_ERR_NULL;
     memset(A, 0, sizeof *A);
@@ -459,9 +531,10 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
     A->Sq = cfg->q_len;
     A->Sk = cfg->k_len;
     A->D = cfg->head_dim;
+    A->Dv = cfg->v_head_dim == 0 ? cfg->head_dim : cfg->v_head_dim;
     if (A->H < 1 || A->KVH < 1 || A->H % A->KVH != 0) return PE_ERR_HEADS;
     A->group = A->H / A->KVH;
-    if (A->B < 0 || A->Sq < 0 || A->Sk < 0 || A->D < 1) return PE_ERR_SHAPE;
+    if (A->B < 0 || A->Sq < 0 || A->Sk < 0 || A->D < 1 || A->Dv < 1) return PE_ERR_SHAPE;
     if (cfg->layout != PE_LAYOUT_BSHD && cfg->layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
     A->causal = cfg->causal != 0;
     A->scale = cfg->scale == 0.0f ? (float)(1.0 / sqrt((double)A->D)) : cfg->scale;
@@ -470,7 +543,18 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
     A->rope = cfg->rope;
     A->qpos = cfg->q_positions;
     A->kpos = cfg->k_positions;
+    A->per_batch = cfg->per_batch_positions != 0;
     A->k_rotated = cfg->k_rotated != 0;
+    A->kmask = cfg->key_mask;
+    A->bias = cfg->bias;
+    A->bias_b = cfg->bias_batch == 0 ? 1 : cfg->bias_batch;
+    A->bias_h = cfg->bias_heads == 0 ? 1 : cfg->bias_heads;
+    A->bias_q = cfg->bias_q_len == 0 ? A->Sq : cfg->bias_q_len;
+    if (A->bias && ((A->bias_b != 1 && A->bias_b != A->B) || (A->bias_h != 1 && A->bias_h != A->H) ||
+                    (A->bias_q != 1 && A->bias_q != A->Sq)))
+        return PE_ERR_SHAPE;
+    A->qscale = cfg->q_scale;
+    A->qscale_pb = cfg->q_scale_per_batch != 0;
     if (cfg->rope_seq_len < 0) return PE_ERR_SEQ_LEN;
     if (A->rope) {
         const pe_rope *r = A->rope;
@@ -483,38 +567,43 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
     uint64_t t, nq, nk, nw, ns;
     A->w_too_large = 0;
     if (!pe__mul(&t, (uint64_t)A->B, (uint64_t)A->H, lim) || !pe__mul(&t, t, (uint64_t)A->Sq, lim) ||
-        !pe__mul(&nq, t, (uint64_t)A->D, lim))
+        !pe__mul(&nq, t, (uint64_t)A->D, lim) || !pe__mul(&t, t, (uint64_t)A->Dv, lim))
         return PE_ERR_SHAPE;
     if (!pe__mul(&t, (uint64_t)A->B, (uint64_t)A->KVH, lim) || !pe__mul(&t, t, (uint64_t)A->Sk, lim) ||
-        !pe__mul(&nk, t, (uint64_t)A->D, lim))
+        !pe__mul(&nk, t, (uint64_t)A->D, lim) || !pe__mul(&t, t, (uint64_t)A->Dv, lim))
         return PE_ERR_SHAPE;
     if (!pe__mul(&t, (uint64_t)A->B, (uint64_t)A->H, lim) || !pe__mul(&t, t, (uint64_t)A->Sq, lim) ||
         !pe__mul(&nw, t, (uint64_t)A->Sk, lim))
-        nw = 0, A->w_too_large = 1; /* refused only when weights are requested */
+        A->w_too_large = 1; /* refused only when weights are requested */
+    if (A->bias && (!pe__mul(&t, (uint64_t)A->bias_b, (uint64_t)A->bias_h, lim) ||
+                    !pe__mul(&t, t, (uint64_t)A->bias_q, lim) || !pe__mul(&t, t, (uint64_t)A->Sk, lim)))
+        return PE_ERR_SHAPE;
     ns = 0;
     if (A->rope && nq > 0) { /* an empty call (batch or q_len 0) needs no scratch */
-        /* rotated q and k, then cos and sin for q_len + k_len positions (q only with k_rotated) */
-        const uint64_t nkr = A->k_rotated ? 0u : nk, skr = A->k_rotated ? 0u : (uint64_t)A->Sk;
+        /* dense rotated q and k, then cos and sin rows: one per position, or per (batch, position) */
+        const uint64_t nkr = A->k_rotated ? 0u : nk;
+        const uint64_t qrows = (uint64_t)A->Sq * (A->qpos && A->per_batch ? (uint64_t)A->B : 1u);
+        const uint64_t krows = A->k_rotated ? 0u : (uint64_t)A->Sk * (A->kpos && A->per_batch ? (uint64_t)A->B : 1u);
         ns = nq + nkr;
-        uint64_t tab = ((uint64_t)A->Sq + skr) * 2u * (uint64_t)A->rope->n_freq;
-        if (ns > lim || tab > lim - ns) return PE_ERR_SHAPE;
+        uint64_t tab;
+        if (ns > lim || !pe__mul(&tab, qrows + krows, 2u * (uint64_t)A->rope->n_freq, lim) || tab > lim - ns)
+            return PE_ERR_SHAPE;
         ns += tab;
     }
     A->n_q = (size_t)nq;
     A->n_k = (size_t)nk;
-    A->n_w = (size_t)nw;
     A->n_scratch = (size_t)ns;
 
-    const size_t D = (size_t)A->D;
-    if (cfg->layout == PE_LAYOUT_BHSD) {
-        A->qs = D; A->qh = (size_t)A->Sq * D; A->qb = (size_t)A->H * A->qh;
-        A->ks = D; A->kh = (size_t)A->Sk * D; A->kb = (size_t)A->KVH * A->kh;
-    } else {
-        A->qh = D; A->qs = (size_t)A->H * D; A->qb = (size_t)A->Sq * A->qs;
-        A->kh = D; A->ks = (size_t)A->KVH * D; A->kb = (size_t)A->Sk * A->ks;
-    }
+    const int bhsd = cfg->layout == PE_LAYOUT_BHSD;
+    pe_status st;
+    if ((st = pe__resolve_view(&A->q, &cfg->q_strides, cfg->q_offset, bhsd, A->B, A->Sq, A->H, A->D, 0, lim)) != PE_OK ||
+        (st = pe__resolve_view(&A->o, &cfg->out_strides, cfg->out_offset, bhsd, A->B, A->Sq, A->H, A->Dv, 1, lim)) != PE_OK ||
+        (st = pe__resolve_view(&A->k, &cfg->k_strides, cfg->k_offset, bhsd, A->B, A->Sk, A->KVH, A->D, 0, lim)) != PE_OK ||
+        (st = pe__resolve_view(&A->v, &cfg->v_strides, cfg->v_offset, bhsd, A->B, A->Sk, A->KVH, A->Dv, 0, lim)) != PE_OK)
+        return st;
     return PE_OK;
 }
+
 
 pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg) {
     if (!n_floats) return PE_ERR_NULL;
@@ -525,9 +614,10 @@ pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config 
     return PE_OK;
 }
 
-/* Query i's position; the default k_len − q_len + i lies in [k_len − q_len, k_len − 1], an int32. */
-static inline int32_t pe__qpos(const pe__attn *A, int32_t i) {
-    return A->qpos ? A->qpos[i] : (int32_t)((int64_t)A->Sk - (int64_t)A->Sq + (int64_t)i);
+/* Query i's position in sequence b; the default k_len − q_len + i lies in [k_len − q_len, k_len − 1], an int32. */
+static inline int32_t pe__qpos(const pe__attn *A, int32_t b, int32_t i) {
+    if (!A->qpos) return (int32_t)((int64_t)A->Sk - (int64_t)A->Sq + (int64_t)i);
+    return A->qpos[(A->per_batch ? (size_t)b * (size_t)A->Sq : 0u) + (size_t)i];
 }
 
 /* cos/sin rows for n positions given by pos (or, when pos is NULL, first + 0 .. n-1), in chunks so that
@@ -557,7 +647,8 @@ typedef struct pe__rows {
     const float *q[PE__QB];
     float *o[PE__QB];
     float *w[PE__QB]; /* weights row (k_len floats), or NULL */
-    float slope[PE__QB];
+    const float *bias[PE__QB]; /* bias row (k_len floats), or NULL */
+    float slope[PE__QB], scale[PE__QB];
     int32_t qp[PE__QB];
 } pe__rows;
 
@@ -567,24 +658,27 @@ static inline int32_t pe__tile_keys(int32_t nq) {
     return kb < PE__SEG ? PE__SEG : (kb < PE__KB_MAX ? kb : PE__KB_MAX);
 }
 
-static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const float *kh, const float *vh) {
+/* kh, vh: the block's kv head; kpos, kmask: its sequence's key positions and key mask (or NULL). */
+static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const float *kh, const float *vh,
+                           const int32_t *kpos, const int32_t *kmask) {
     _Alignas(16) float S[PE__SCAP];
-    _Alignas(16) int32_t kpt[PE__KB_MAX];
+    _Alignas(16) int32_t kpt[PE__KB_MAX], kmt[PE__KB_MAX];
     float m[PE__QB], l[PE__QB], corr[PE__KB_MAX / PE__SEG][PE__QB];
     pe__rowc rc[PE__QB];
     const int want_w = R->w[0] != NULL;
-    const int32_t D = A->D, Sk = A->Sk, kb = pe__tile_keys(nq);
+    const int32_t Dv = A->Dv, Sk = A->Sk, kb = pe__tile_keys(nq);
+    const size_t ks = A->k.ss, vs = A->v.ss;
     /* With the default key positions, causal visibility is a band: key j is visible to query i iff
      * j <= qpos_i. Keys past the block's last query are never visited, and each row's lim stops at its own. */
-    const int band = A->causal && !A->kpos;
+    const int band = A->causal && !kpos;
 
     int32_t qp_max = R->qp[0];
     for (int32_t r = 0; r < nq; r++) {
         m[r] = -INFINITY;
         l[r] = 0.0f;
-        memset(R->o[r], 0, sizeof(float) * (size_t)D);
+        memset(R->o[r], 0, sizeof(float) * (size_t)Dv);
         qp_max = R->qp[r] > qp_max ? R->qp[r] : qp_max;
-        rc[r].scale = A->scale;
+        rc[r].scale = R->scale[r];
         rc[r].slope = R->slope[r];
         rc[r].qp = R->qp[r];
     }
@@ -592,21 +686,27 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
     if (band) jend = qp_max < 0 ? 0 : (qp_max < Sk ? qp_max + 1 : Sk);
 
     pe__tile T;
-    T.ks = A->ks;
-    T.D = D;
+    T.ks = ks;
+    T.D = A->D;
     T.alibi = A->slopes != NULL;
-    T.causal_kp = A->causal && A->kpos != NULL;
+    T.causal_kp = A->causal && kpos != NULL;
     T.kp = T.alibi || T.causal_kp ? kpt : NULL;
+    T.km = kmask ? kmt : NULL;
 
     for (int32_t j0 = 0; j0 < jend; j0 += kb) {
         const int32_t nk = jend - j0 < kb ? jend - j0 : kb;
-        const float *vt = vh + (size_t)j0 * A->ks;
-        T.k = kh + (size_t)j0 * A->ks;
+        const float *vt = vh + (size_t)j0 * vs;
+        T.k = kh + (size_t)j0 * ks;
         T.nk = nk;
+        if (kmask) {
+            int32_t c = 0;
+            for (; c < nk; c++) kmt[c] = kmask[j0 + c];
+            for (; c < ((nk + 3) & ~3); c++) kmt[c] = 0; /* padding lanes: masked */
+        }
         if (T.kp) {
             int32_t c = 0;
-            if (A->kpos)
-                for (; c < nk; c++) kpt[c] = A->kpos[j0 + c];
+            if (kpos)
+                for (; c < nk; c++) kpt[c] = kpos[j0 + c];
             else
                 for (; c < nk; c++) kpt[c] = j0 + c;
             for (; c < ((nk + 3) & ~3); c++) kpt[c] = kpt[nk - 1]; /* padding lanes (masked) */
@@ -618,6 +718,7 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
                 lim = e <= 0 ? 0 : (e < nk ? (int32_t)e : nk);
             }
             rc[r].lim = lim;
+            rc[r].bias = R->bias[r] ? R->bias[r] + j0 : NULL;
         }
 
         /* scores */
@@ -658,15 +759,14 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             for (int32_t g = 0; g < nseg; g++) {
                 const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
                 const int32_t n = lim < c0 ? 0 : (lim < c1 ? lim : c1) - c0;
-                pe__pv4(&R->o[r], &corr[g][r], S + (size_t)r * kb + c0, (size_t)kb, vt + (size_t)c0 * A->ks, A->ks,
-                        n, D);
+                pe__pv4(&R->o[r], &corr[g][r], S + (size_t)r * kb + c0, (size_t)kb, vt + (size_t)c0 * vs, vs, n, Dv);
             }
         }
         for (; r < nq; r++)
             for (int32_t g = 0; g < nseg; g++) {
                 const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
                 const int32_t n = rc[r].lim < c0 ? 0 : (rc[r].lim < c1 ? rc[r].lim : c1) - c0;
-                pe__pv1(R->o[r], corr[g][r], S + (size_t)r * kb + c0, vt + (size_t)c0 * A->ks, A->ks, n, D);
+                pe__pv1(R->o[r], corr[g][r], S + (size_t)r * kb + c0, vt + (size_t)c0 * vs, vs, n, Dv);
             }
     }
 
@@ -677,9 +777,9 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
         int32_t d = 0;
 #if PE_SIMD
         const pe_v128 vl = pe_f32x4_splat(l[r]);
-        for (; d + 4 <= D; d += 4) pe_f32x4_store(o + d, pe_f32x4_div(pe_f32x4_load(o + d), vl));
+        for (; d + 4 <= Dv; d += 4) pe_f32x4_store(o + d, pe_f32x4_div(pe_f32x4_load(o + d), vl));
 #endif
-        for (; d < D; d++) o[d] = o[d] / l[r];
+        for (; d < Dv; d++) o[d] = o[d] / l[r];
     }
 
     /* weights = e^(s − m) / l from the stored scores and the final m, l; zeros where never visited */
@@ -705,10 +805,39 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
 /* ---------------------------------------------------------------------------------------------- */
 /* Entry point                                                                                    */
 /* ---------------------------------------------------------------------------------------------- */
+
+/* The largest of n positions per sequence over nb sequences (validated as pe_positions_max does). */
+static pe_status pe__positions_max(int32_t *mx, const int32_t *pos, int32_t n, int32_t nb) {
+    *mx = 0;
+    for (int32_t b = 0; b < nb; b++) {
+        int32_t m;
+        const pe_status st = pe_positions_max(&m, pos + (size_t)b * (size_t)n, n);
+        if (st != PE_OK) return st;
+        *mx = m > *mx ? m : *mx;
+    }
+    return PE_OK;
+}
+
+/* Copies the view x (B, S, H head vectors of D floats) into dense[] laid out as layout says. */
+static void pe__gather(float *dense, const float *x, const pe__view *vw, int32_t B, int32_t S, int32_t H, int32_t D,
+                       int bhsd) {
+    for (int32_t b = 0; b < B; b++)
+        for (int32_t s = 0; s < S; s++)
+            for (int32_t h = 0; h < H; h++) {
+                const size_t di = bhsd ? (((size_t)b * H + h) * S + s) * D : (((size_t)b * S + s) * H + h) * D;
+                memcpy(dense + di, x + vw->off + b * vw->sb + s * vw->ss + h * vw->sh, sizeof(float) * (size_t)D);
+            }
+}
+
+/* The dense view of the layout (for rope's copies). */
+static pe__view pe__dense_view(int bhsd, int32_t S, int32_t H, int32_t D) {
+    pe__view vw = {0, (size_t)S * H * D, bhsd ? (size_t)D : (size_t)H * D, bhsd ? (size_t)S * D : (size_t)D};
+    return vw;
+}
+
 pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v,
                        float *scratch, size_t n_scratch, const pe_attention_config *cfg) {
-    // q, out: (B, q_len, H, D) or (B, H, q_len, D); k, v: (B, k_len, KVH, D) or (B, KVH, k_len, D);
-    // weights: (B, H, q_len, k_len).
+    // q, out: views of (B, q_len, H) head vectors; k, v: of (B, k_len, KVH); weights: (B, H, q_len, k_len).
     if (!cfg) return PE_ERR_NULL;
     pe__attn A;
     pe_status st = pe__attn_resolve(&A, cfg);
@@ -722,16 +851,22 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
     if (A.slopes)
         for (int32_t h = 0; h < A.H; h++)
             if (!isfinite(A.slopes[h])) return PE_ERR_FIELD_VALUE;
+    if (A.qscale) {
+        const size_t n = (size_t)A.Sq * (A.qscale_pb ? (size_t)A.B : 1u);
+        for (size_t i = 0; i < n; i++)
+            if (!isfinite(A.qscale[i]) || !isfinite(A.scale * A.qscale[i])) return PE_ERR_SCALE;
+    }
+    const int32_t nbq = A.per_batch ? A.B : 1;
     int32_t max_q = 0, max_k = 0;
     if (A.qpos) {
-        st = pe_positions_max(&max_q, A.qpos, A.Sq);
+        st = pe__positions_max(&max_q, A.qpos, A.Sq, nbq);
         if (st != PE_OK) return st;
     } else {
         if (A.rope && A.Sq > A.Sk) return PE_ERR_POSITION; /* default query positions would be negative */
         max_q = A.Sk - 1;
     }
     if (A.kpos) {
-        st = pe_positions_max(&max_k, A.kpos, A.Sk);
+        st = pe__positions_max(&max_k, A.kpos, A.Sk, nbq);
         if (st != PE_OK) return st;
     } else {
         max_k = A.Sk - 1;
@@ -739,63 +874,82 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
     /* ALiBi's relative position kpos − qpos is formed as an int32. Positions are >= 0, so it can only overflow
      * with explicit key positions against default query positions below 0 (q_len > k_len). */
     if (A.slopes && A.kpos && !A.qpos && (int64_t)max_k - ((int64_t)A.Sk - A.Sq) > INT32_MAX) return PE_ERR_POSITION;
+    const int bhsd = cfg->layout == PE_LAYOUT_BHSD;
     if (A.Sk == 0) { /* no key at all: every row is fully masked, which gives zeros (weights are empty) */
-        memset(out, 0, sizeof(float) * A.n_q);
+        for (int32_t b = 0; b < A.B; b++)
+            for (int32_t i = 0; i < A.Sq; i++)
+                for (int32_t h = 0; h < A.H; h++)
+                    memset(out + A.o.off + b * A.o.sb + i * A.o.ss + h * A.o.sh, 0, sizeof(float) * (size_t)A.Dv);
         return PE_OK;
     }
 
     const float *qx = q, *kx = k;
     if (A.rope) {
-        /* RoPE on copies: q and k are inputs and stay unmodified. One frequency set for q and k (dynamic and
-         * longrope pick theirs from seq_len), by default max position + 1, as one HF forward call decides.
+        /* RoPE on dense copies: q and k are inputs and stay unmodified. One frequency set for q and k (dynamic
+         * and longrope pick theirs from seq_len), by default max position + 1, as one HF forward call decides.
          * With k_rotated the caller's keys are used as they are (already rotated, e.g. a KV cache). */
         const int64_t seq_len = cfg->rope_seq_len > 0 ? (int64_t)cfg->rope_seq_len
                                                       : (int64_t)(max_q > max_k ? max_q : max_k) + 1;
         const size_t nf = (size_t)A.rope->n_freq;
+        const int qpb = A.qpos && A.per_batch, kpb = A.kpos && A.per_batch;
+        const int32_t qrows = qpb ? A.B * A.Sq : A.Sq; /* fits: B * Sq * D was checked */
         float *qr = scratch;
-        float *cq = qr + A.n_q, *sq = cq + (size_t)A.Sq * nf;
-        st = pe__rope_tables(cq, sq, A.rope, A.qpos, (int64_t)A.Sk - A.Sq, A.Sq, seq_len);
+        float *cq = qr + A.n_q, *sq = cq + (size_t)qrows * nf;
+        st = pe__rope_tables(cq, sq, A.rope, A.qpos, (int64_t)A.Sk - A.Sq, qrows, seq_len);
         if (st != PE_OK) return st;
         if (!A.k_rotated) {
-            float *kr = sq + (size_t)A.Sq * nf;
-            float *ck = kr + A.n_k, *sk = ck + (size_t)A.Sk * nf;
-            st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, A.Sk, seq_len);
+            const int32_t krows = kpb ? A.B * A.Sk : A.Sk;
+            float *kr = sq + (size_t)qrows * nf;
+            float *ck = kr + A.n_k, *sk = ck + (size_t)krows * nf;
+            st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, krows, seq_len);
             if (st != PE_OK) return st;
-            memcpy(kr, k, sizeof(float) * A.n_k);
-            const pe_rope_apply_config kc = {.batch = A.B, .seq = A.Sk, .heads = A.KVH, .layout = cfg->layout};
+            pe__gather(kr, k, &A.k, A.B, A.Sk, A.KVH, A.D, bhsd);
+            const pe_rope_apply_config kc = {.batch = A.B, .seq = A.Sk, .heads = A.KVH, .layout = cfg->layout,
+                                             .per_batch_rows = kpb};
             st = pe_rope_apply(A.rope, kr, ck, sk, &kc);
             if (st != PE_OK) return st;
             kx = kr;
+            A.k = pe__dense_view(bhsd, A.Sk, A.KVH, A.D);
         }
-        memcpy(qr, q, sizeof(float) * A.n_q);
-        const pe_rope_apply_config qc = {.batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout};
+        pe__gather(qr, q, &A.q, A.B, A.Sq, A.H, A.D, bhsd);
+        const pe_rope_apply_config qc = {.batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout,
+                                         .per_batch_rows = qpb};
         st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
         if (st != PE_OK) return st;
         qx = qr;
+        A.q = pe__dense_view(bhsd, A.Sq, A.H, A.D);
     }
 
     const int32_t G = A.group;
     const int64_t n_rows = (int64_t)G * A.Sq;
     pe__rows R;
-    for (int32_t b = 0; b < A.B; b++)
+    for (int32_t b = 0; b < A.B; b++) {
+        const int32_t *kpos = A.kpos ? A.kpos + (A.per_batch ? (size_t)b * (size_t)A.Sk : 0u) : NULL;
+        const int32_t *kmask = A.kmask ? A.kmask + (size_t)b * (size_t)A.Sk : NULL;
+        const float *qsc = A.qscale ? A.qscale + (A.qscale_pb ? (size_t)b * (size_t)A.Sq : 0u) : NULL;
         for (int32_t g = 0; g < A.KVH; g++) {
-            const float *kh = kx + (size_t)b * A.kb + (size_t)g * A.kh;
-            const float *vh = v + (size_t)b * A.kb + (size_t)g * A.kh;
+            const float *kh = kx + A.k.off + b * A.k.sb + g * A.k.sh;
+            const float *vh = v + A.v.off + b * A.v.sb + g * A.v.sh;
             for (int64_t t0 = 0; t0 < n_rows; t0 += PE__QB) {
                 const int32_t nq = n_rows - t0 < PE__QB ? (int32_t)(n_rows - t0) : PE__QB;
                 for (int32_t r = 0; r < nq; r++) {
                     const int32_t i = (int32_t)((t0 + r) / G), h = g * G + (int32_t)((t0 + r) % G);
-                    const size_t qo = (size_t)b * A.qb + (size_t)h * A.qh + (size_t)i * A.qs;
-                    R.q[r] = qx + qo;
-                    R.o[r] = out + qo;
+                    R.q[r] = qx + A.q.off + b * A.q.sb + h * A.q.sh + i * A.q.ss;
+                    R.o[r] = out + A.o.off + b * A.o.sb + h * A.o.sh + i * A.o.ss;
                     R.w[r] = weights ? weights + (((size_t)b * (size_t)A.H + (size_t)h) * (size_t)A.Sq + (size_t)i) *
                                                      (size_t)A.Sk
                                      : NULL;
+                    R.bias[r] = A.bias ? A.bias + ((((size_t)(A.bias_b > 1 ? b : 0) * (size_t)A.bias_h +
+                                                     (size_t)(A.bias_h > 1 ? h : 0)) * (size_t)A.bias_q +
+                                                    (size_t)(A.bias_q > 1 ? i : 0)) * (size_t)A.Sk)
+                                       : NULL;
                     R.slope[r] = A.slopes ? A.slopes[h] : 0.0f;
-                    R.qp[r] = pe__qpos(&A, i);
+                    R.scale[r] = qsc ? A.scale * qsc[i] : A.scale;
+                    R.qp[r] = pe__qpos(&A, b, i);
                 }
-                pe__attn_block(&A, &R, nq, kh, vh);
+                pe__attn_block(&A, &R, nq, kh, vh, kpos, kmask);
             }
         }
+    }
     return PE_OK;
 }

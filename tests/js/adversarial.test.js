@@ -513,7 +513,8 @@ for (const build of BUILDS) {
       [() => pe.sinusoidal.add(new Float32Array(8), { shape: [1, 2, 4], offest: 3 }), 'sinusoidal.add', 'options.offest'],
       [() => pe.learned(new Float32Array(8), { dModel: 4, maxlen: 2 }), 'learned', 'options.maxlen', 'did you mean maxLen'],
       [() => pe.learned(new Float32Array(8), { dModel: 4 }).add(new Float32Array(4), { shape: [1, 1, 4], position: [0] }), 'learned.add', 'options.position'],
-      [() => pe.attention(x(), x(), x(), { shape: { heads: 1, qLen: 1, headDim: 2 }, mask: [1] }), 'attention', 'options.mask'],
+      // mask is an option now (issue 11); a misspelled one is named
+      [() => pe.attention(x(), x(), x(), { shape: { heads: 1, qLen: 1, headDim: 2 }, maks: [1] }), 'attention', 'options.maks', 'did you mean mask'],
       [() => pe.attention(x(), x(), x(), { shape: { heads: 1, qLen: 1, headDim: 2, kvheads: 1 } }), 'attention', 'options.shape.kvheads', 'did you mean kvHeads'],
       [() => pe.attention(x(), x(), x(), { shape: { heads: 1, qLen: 1, headDim: 2 }, positions: { q: [0], keys: [0] } }), 'attention', 'options.positions.keys'],
       [() => pe.tensor(4, { dtpye: 'float32' }), 'tensor', 'options.dtpye', 'did you mean dtype'],

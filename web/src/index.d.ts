@@ -664,12 +664,27 @@ export interface AttentionShape {
   kLen?: number;
   /** Any size ≥ 1; with a rope, the rope's headDim. */
   headDim: number;
+  /** Head size of v and out (DeepSeek MLA: q/k 192, v 128). Default headDim. */
+  vHeadDim?: number;
 }
 
+/** Element strides of a view of head vectors (headDim stays contiguous); 0 or missing: dense for the layout. */
+export interface AttentionStrides {
+  batch?: number;
+  seq?: number;
+  heads?: number;
+}
+
+/** Llama 4's NoPE-layer temperature or Mistral's llama_4_scaling_beta, as pe.fromHFConfig's layer.queryScale. */
+export type QueryScaleRule =
+  | { type: 'llama4_temperature'; floorScale: number; attnScale: number; at?: (position: number) => number }
+  | { type: 'llama_4'; beta: number; originalMaxPositionEmbeddings: number; at?: (position: number) => number };
+
 /**
- * Positions for attention, shared by the batch, integers ≥ 0: an array of the kLen key positions (queries take
- * the last qLen of them; needs qLen ≤ kLen), or { q, k } with q of length qLen and k of length kLen, either
- * optional (default: key j at j, query i at kLen − qLen + i).
+ * Positions for attention, integers ≥ 0: an array of the kLen key positions shared by the batch (queries take
+ * the last qLen of them; needs qLen ≤ kLen), or { q, k }, each shared (qLen / kLen) or one row per sequence
+ * (batch · qLen / batch · kLen: left padding, packing), either optional (default: key j at j, query i at
+ * kLen − qLen + i).
  */
 export type AttentionPositions = Positions | { q?: Positions | null; k?: Positions | null };
 
@@ -700,6 +715,23 @@ export interface AttentionOptions {
    * ignored without rope.
    */
   kRotated?: boolean;
+  /** batch · kLen values, non-zero = attend (HF's attention_mask); combined with causal. A row with no key is zeros. */
+  mask?: Int32Array | Uint8Array | ArrayLike<number> | null;
+  /** Added to the logits; shape biasShape (default [batch, heads, qLen, kLen]). −Infinity masks. */
+  bias?: FloatInput | null;
+  /** [1 | batch, 1 | heads, 1 | qLen, kLen] (T5's buckets, BLOOM's padded ALiBi [batch, heads, 1, kLen]). */
+  biasShape?: readonly [number, number, number, number] | null;
+  /**
+   * Per-query factor on scale: qLen or batch · qLen finite numbers, or a rule evaluated at the cache positions
+   * kLen − qLen + i (HF's cache_position). DeepSeek's mscale² softmax factor is a plain `scale`.
+   */
+  queryScale?: Float32Array | ArrayLike<number> | QueryScaleRule | null;
+  /** Views inside larger arrays (fused QKV, a KV cache with spare capacity); the arrays must reach every element. */
+  strides?: { q?: AttentionStrides; k?: AttentionStrides; v?: AttentionStrides; out?: AttentionStrides } | null;
+  /** First element of each view (elements). strides.out / offsets.out need options.out. */
+  offsets?: { q?: number; k?: number; v?: number; out?: number } | null;
+  /** Only 'float32' for now. */
+  dtype?: 'float32';
 }
 
 export interface AttentionResult<O extends FloatInput = Float32Array> {

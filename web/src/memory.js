@@ -34,7 +34,7 @@ import {
   typedArraySet,
 } from './typed-arrays.js';
 
-export { typedArrayTag, posesAsTypedArray, viewLength }; // for model.js and other families
+export { typedArrayTag, posesAsTypedArray, viewLength, isDetached }; // for model.js and other families
 
 // Scratch slot numbers, shared by every family module of one instance.
 export const SLOT = Object.freeze({
@@ -55,7 +55,10 @@ export const SLOT = Object.freeze({
   WORK: 14, // the C core's own scratch (pe_attention_scratch_size floats)
   SLOPES: 15, // float32 ALiBi slopes
   KPOS: 16, // int32 key positions (attention; POS holds the query positions)
-  COUNT: 17,
+  MASK: 17, // int32 attention key mask (batch, kLen)
+  BIAS: 18, // float32 attention bias copy
+  QSCALE: 19, // float32 attention per-query scales
+  COUNT: 20,
 });
 
 // The largest element count of one tensor argument: lengths stay within int32 so every C dimension product
