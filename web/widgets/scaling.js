@@ -239,7 +239,7 @@ registerStrings({
 export const METHODS = ['default', 'linear', 'ntk', 'dynamic', 'yarn', 'longrope', 'llama3'];
 const SECTIONS = ['methods', 'yarn', 'config'];
 const VIEWS = ['wavelength', 'frequency', 'ratio'];
-const PAIRING_CHOICES = [['auto', 'sc.config.pairingAuto'], ['interleaved', 'sc.interleaved'], ['half', 'sc.half']];
+const PAIRING_CHOICES = [['auto', 'sc.config.pairingAuto'], ['half', 'sc.half'], ['interleaved', 'sc.interleaved']];
 /** Schedule colours by kind (distinct RoPEs take the blues in turn). */
 const KIND_COLORS = { alibi: '#d68910', learned: '#27864a', sinusoidal: '#8e44ad', none: '#aab2b9' };
 const ROPE_COLORS = ['#2f6db5', '#16a2b8', '#1f4f8a', '#6c9bd6', '#0b6b78'];
