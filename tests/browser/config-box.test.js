@@ -187,3 +187,26 @@ test('config box at 390 px and in Chinese: the schedule fits the screen, new str
     await page.close();
   }
 });
+
+test('config box: NoPE layers (Llama 4 Scout, EXAONE 4), Gemma 2 (one RoPE on both layer types), the old spec freed when replaced', async () => {
+  const { page, errors } = await open(1280);
+  try {
+    for (const file of ['meta-llama__Llama-4-Scout-17B-16E.flattened.json', 'LGAI-EXAONE__EXAONE-4.0-32B.json']) {
+      const { got } = await checkFile(page, file);
+      assert.ok(got.layers.some((l) => l.kind === 'none'), `${file}: NoPE layers shown`);
+    }
+    await page.locator('#sc .pe-sc-config').screenshot({ path: join(shots, 'config-box-exaone-1280.png') });
+    const gemma2 = await checkFile(page, 'google__gemma-2-9b-it.json');
+    assert.equal(new Set(Object.values(gemma2.e.ropes).map((r) => r.base)).size, 1);
+    assert.equal(await page.locator('#sc select[data-key="configRope"]').count(), 0, 'one RoPE: no picker');
+
+    // the Ropes of the spec on show are live; pasting another config frees them (use after free is a TypeError)
+    await page.evaluate(() => { window.oldRope = document.querySelector('#sc').configSpec.layers[0].rope; });
+    assert.equal(await page.evaluate(() => window.oldRope.invFreq64().length), gemma2.e.ropes[gemma2.e.layers[0].rope].n_inv_freq);
+    await checkFile(page, 'mosaicml__mpt-30b.json');
+    assert.equal(await page.evaluate(() => { try { window.oldRope.invFreq64(); return 'live'; } catch (e) { return e.name; } }), 'TypeError');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
