@@ -1,7 +1,8 @@
 // <pe-scaling>: RoPE length extension. Frequency and wavelength per dimension pair for position interpolation
 // (PI, linear), NTK-aware, dynamic NTK, YaRN (with its ramp and attention factor), LongRoPE and Llama 3 against
-// plain RoPE, and a box where a reader pastes a model's config.json and sees its RoPE. Every frequency and
-// attention factor comes from the posenc API (pe.rope(...).invFreq64 / attentionScaling, pe.ropeFromHFConfig).
+// plain RoPE, and a box where a reader pastes a model's config.json and sees every layer's position scheme (pe.fromHFConfig:
+// RoPE per layer type, ALiBi, learned tables, NoPE) and the chosen RoPE's frequencies. Every frequency and
+// attention factor comes from the posenc API (pe.rope(...).invFreq64 / attentionScaling, pe.fromHFConfig).
 //
 // Attributes (all optional):
 //   head-dim    head dimension d (even, 4..512; default 128)
@@ -25,6 +26,7 @@ import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, select, checkbox, textarea } from './lib/controls.js';
 import { chart, PALETTE } from './lib/chart.js';
 import { texRow } from './lib/math.js';
+import { strip, schemeTable, drawRope, schemesOf, hasLayerCount, fmtNum } from './lib/config-schedule.js';
 
 registerStrings({
   en: {
@@ -67,7 +69,36 @@ registerStrings({
     'sc.attn.yarn': 'YaRN 0.1·ln s + 1',
     'sc.attn.longrope': 'LongRoPE √(1 + ln s / ln L)',
     'sc.config.title': 'Paste a config.json',
-    'sc.config.note': 'The box reads a Hugging Face config.json as it is (rope_theta, rope_scaling or rope_parameters, head_dim or hidden_size / num_attention_heads, partial rotary). Pairing is not in config.json: GPT-J style checkpoints are interleaved.',
+    'sc.config.note': 'The box reads a whole Hugging Face config.json as published (text_config, rope_theta, rope_scaling or rope_parameters, layer_types, sliding windows, NoPE layers, ALiBi, learned tables) and shows the position scheme of every layer. Pairing is not in config.json: it follows the model type (GPT-J, Cohere, GLM, DeepSeek, Llama 4 are interleaved); choose one to override it.',
+    'sc.config.pairingAuto': 'from the model type',
+    'sc.s.title': 'Per-layer schedule',
+    'sc.s.summary': '({n} layers)',
+    'sc.s.layer': 'layer {a}',
+    'sc.s.layers': 'layers {a}–{b}',
+    'sc.s.scheme': 'scheme',
+    'sc.s.kind': 'kind',
+    'sc.s.layerType': 'layer type',
+    'sc.s.count': 'layers',
+    'sc.s.params': 'parameters',
+    'sc.k.rope': 'RoPE',
+    'sc.k.alibi': 'ALiBi',
+    'sc.k.learned': 'learned table',
+    'sc.k.sinusoidal': 'sinusoidal table',
+    'sc.k.none': 'no positions (NoPE)',
+    'sc.p.rope': 'base {base} · {type} · {pairing} · rotary {rot} of {hd}',
+    'sc.p.factor': ' · factor {f}',
+    'sc.p.alibi': '{n} heads, slopes {hi} … {lo}',
+    'sc.p.alibiMax': ' · alibi_bias_max {m}',
+    'sc.p.learned': 'maxLen {n} · offset {o}',
+    'sc.p.sinusoidal': 'dModel {d} · base {base} · {pairing}',
+    'sc.p.queryScale': 'query scaled by position',
+    'sc.p.noneParams': '–',
+    'sc.s.ignored': 'Position keys not read:',
+    'sc.s.ignoredNone': 'Every position key in this config was read.',
+    'sc.s.rope': 'RoPE shown below',
+    'sc.s.ropeOption': '{id}: base {base} ({types})',
+    'sc.s.noRope': 'No layer of this model uses RoPE, so there is no frequency chart.',
+    'sc.s.noLayers': 'This config has no layer count (num_hidden_layers): only its RoPE is shown.',
     'sc.config.box': 'config.json',
     'sc.config.preset': 'example',
     'sc.config.pairing': 'pairing',
@@ -82,6 +113,7 @@ registerStrings({
     'sc.p.empty': '(empty)',
     'sc.p.custom': '(edited)',
     'sc.config.ok': 'RoPE of this config',
+    'sc.config.okSpec': 'posenc read this config',
     'sc.config.invalidJson': 'Invalid JSON: {msg}',
     'sc.config.empty': 'Paste a config.json above.',
     'sc.config.rejected': 'posenc rejected this config — {name}: {msg}',
@@ -140,7 +172,36 @@ registerStrings({
     'sc.attn.yarn': 'YaRN 0.1·ln s + 1',
     'sc.attn.longrope': 'LongRoPE √(1 + ln s / ln L)',
     'sc.config.title': '粘贴一个 config.json',
-    'sc.config.note': '此框按原样读取 Hugging Face 的 config.json（rope_theta、rope_scaling 或 rope_parameters、head_dim 或 hidden_size / num_attention_heads、部分旋转）。配对方式不在 config.json 里：GPT-J 一类的权重是相邻交错配对。',
+    'sc.config.note': '此框按发布时的原样读取整个 Hugging Face config.json（text_config、rope_theta、rope_scaling 或 rope_parameters、layer_types、滑动窗口、NoPE 层、ALiBi、可学习位置表），并显示每一层的位置编码方案。配对方式不在 config.json 里：它由模型类型决定（GPT-J、Cohere、GLM、DeepSeek、Llama 4 为相邻交错配对）；也可在此手动指定。',
+    'sc.config.pairingAuto': '按模型类型',
+    'sc.s.title': '逐层方案',
+    'sc.s.summary': '（{n} 层）',
+    'sc.s.layer': '第 {a} 层',
+    'sc.s.layers': '第 {a}–{b} 层',
+    'sc.s.scheme': '方案',
+    'sc.s.kind': '类型',
+    'sc.s.layerType': '层类型',
+    'sc.s.count': '层数',
+    'sc.s.params': '参数',
+    'sc.k.rope': 'RoPE',
+    'sc.k.alibi': 'ALiBi',
+    'sc.k.learned': '可学习位置表',
+    'sc.k.sinusoidal': '正弦位置表',
+    'sc.k.none': '无位置编码（NoPE）',
+    'sc.p.rope': '底数 {base} · {type} · {pairing} · 旋转 {hd} 维中的 {rot} 维',
+    'sc.p.factor': ' · 倍数 {f}',
+    'sc.p.alibi': '{n} 个头，斜率 {hi} … {lo}',
+    'sc.p.alibiMax': ' · alibi_bias_max {m}',
+    'sc.p.learned': '最大长度 {n} · 偏移 {o}',
+    'sc.p.sinusoidal': '维度 {d} · 底数 {base} · {pairing}',
+    'sc.p.queryScale': '查询向量按位置缩放',
+    'sc.p.noneParams': '–',
+    'sc.s.ignored': '未读取的位置相关键：',
+    'sc.s.ignoredNone': '此配置中所有与位置相关的键都已读取。',
+    'sc.s.rope': '下方显示的 RoPE',
+    'sc.s.ropeOption': '{id}：底数 {base}（{types}）',
+    'sc.s.noRope': '此模型没有任何层使用 RoPE，因此没有频率图。',
+    'sc.s.noLayers': '此配置没有层数（num_hidden_layers）：只显示它的 RoPE。',
     'sc.config.box': 'config.json',
     'sc.config.preset': '示例',
     'sc.config.pairing': '配对方式',
@@ -155,6 +216,7 @@ registerStrings({
     'sc.p.empty': '（空）',
     'sc.p.custom': '（已编辑）',
     'sc.config.ok': '此配置的 RoPE',
+    'sc.config.okSpec': 'posenc 已读取此配置',
     'sc.config.invalidJson': 'JSON 无效：{msg}',
     'sc.config.empty': '请在上面粘贴一个 config.json。',
     'sc.config.rejected': 'posenc 拒绝了这个配置——{name}：{msg}',
@@ -178,15 +240,15 @@ registerStrings({
 export const METHODS = ['default', 'linear', 'ntk', 'dynamic', 'yarn', 'longrope', 'llama3'];
 const SECTIONS = ['methods', 'yarn', 'config'];
 const VIEWS = ['wavelength', 'frequency', 'ratio'];
-
+const PAIRING_CHOICES = [['auto', 'sc.config.pairingAuto'], ['half', 'sc.half'], ['interleaved', 'sc.interleaved']];
 /** Example configs (the rope-relevant fields of each model's published config.json). */
 export const PRESETS = {
-  'llama3.1-8b': { json: { architectures: ['LlamaForCausalLM'], hidden_size: 4096, num_attention_heads: 32, num_key_value_heads: 8, max_position_embeddings: 131072, rope_theta: 500000.0, rope_scaling: { factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192, rope_type: 'llama3' } } },
-  'qwen2.5-7b-yarn': { json: { architectures: ['Qwen2ForCausalLM'], hidden_size: 3584, num_attention_heads: 28, num_key_value_heads: 4, max_position_embeddings: 32768, rope_theta: 1000000.0, rope_scaling: { factor: 4.0, original_max_position_embeddings: 32768, type: 'yarn' } } },
-  'deepseek-v3': { json: { architectures: ['DeepseekV3ForCausalLM'], hidden_size: 7168, num_attention_heads: 128, qk_rope_head_dim: 64, max_position_embeddings: 163840, rope_theta: 10000, rope_scaling: { beta_fast: 32, beta_slow: 1, factor: 40, mscale: 1.0, mscale_all_dim: 1.0, original_max_position_embeddings: 4096, type: 'yarn' } } },
-  'mistral-7b': { json: { architectures: ['MistralForCausalLM'], hidden_size: 4096, num_attention_heads: 32, num_key_value_heads: 8, max_position_embeddings: 32768, rope_theta: 10000.0 } },
-  'gpt-neox-20b': { json: { architectures: ['GPTNeoXForCausalLM'], hidden_size: 6144, num_attention_heads: 64, rotary_pct: 0.25, rotary_emb_base: 10000, max_position_embeddings: 2048 } },
-  'gpt-j-6b': { json: { architectures: ['GPTJForCausalLM'], n_embd: 4096, n_head: 16, rotary_dim: 64, n_positions: 2048 }, pairing: 'interleaved' },
+  'llama3.1-8b': { json: { architectures: ['LlamaForCausalLM'], model_type: 'llama', num_hidden_layers: 32, hidden_size: 4096, num_attention_heads: 32, num_key_value_heads: 8, max_position_embeddings: 131072, rope_theta: 500000.0, rope_scaling: { factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192, rope_type: 'llama3' } } },
+  'qwen2.5-7b-yarn': { json: { architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', num_hidden_layers: 28, hidden_size: 3584, num_attention_heads: 28, num_key_value_heads: 4, max_position_embeddings: 32768, rope_theta: 1000000.0, rope_scaling: { factor: 4.0, original_max_position_embeddings: 32768, type: 'yarn' } } },
+  'deepseek-v3': { json: { architectures: ['DeepseekV3ForCausalLM'], model_type: 'deepseek_v3', num_hidden_layers: 61, hidden_size: 7168, num_attention_heads: 128, qk_rope_head_dim: 64, max_position_embeddings: 163840, rope_theta: 10000, rope_scaling: { beta_fast: 32, beta_slow: 1, factor: 40, mscale: 1.0, mscale_all_dim: 1.0, original_max_position_embeddings: 4096, type: 'yarn' } } },
+  'mistral-7b': { json: { architectures: ['MistralForCausalLM'], model_type: 'mistral', num_hidden_layers: 32, hidden_size: 4096, num_attention_heads: 32, num_key_value_heads: 8, max_position_embeddings: 32768, rope_theta: 10000.0 } },
+  'gpt-neox-20b': { json: { architectures: ['GPTNeoXForCausalLM'], model_type: 'gpt_neox', num_hidden_layers: 44, hidden_size: 6144, num_attention_heads: 64, rotary_pct: 0.25, rotary_emb_base: 10000, max_position_embeddings: 2048 } },
+  'gpt-j-6b': { json: { architectures: ['GPTJForCausalLM'], model_type: 'gptj', n_layer: 28, n_embd: 4096, n_head: 16, rotary_dim: 64, n_positions: 2048 } },
   empty: { json: null },
 };
 
@@ -283,7 +345,7 @@ class PeScaling extends PeElement {
         if (s.config) this.configText = s.config;
         else this.configText = presetText(s.preset);
         this.configPreset = s.config ? 'custom' : s.preset;
-        this.configPairing = PRESETS[s.preset]?.pairing ?? 'half';
+        this.configPairing = 'auto';
       }
       const presetOptions = [...Object.keys(PRESETS).map((k) => [k, `sc.p.${k}`]), ...(this.configPreset === 'custom' ? [['custom', 'sc.p.custom']] : [])];
       this.body.append(h('section', { class: 'pe-sc-config' },
@@ -291,11 +353,11 @@ class PeScaling extends PeElement {
         h('p', { class: 'pe-note' }, this.t('sc.config.note')),
         controls(
           select(this, { key: 'configPreset', label: 'sc.config.preset', value: this.configPreset, options: presetOptions, onChange: (v) => this.choosePreset(v) }),
-          select(this, { key: 'configPairing', label: 'sc.config.pairing', value: this.configPairing, options: [['half', 'sc.half'], ['interleaved', 'sc.interleaved']],
+          select(this, { key: 'configPairing', label: 'sc.config.pairing', value: this.configPairing, options: PAIRING_CHOICES,
             onChange: (v) => { this.configPairing = v; this.keys.config = null; this.update(); } }),
         ),
         controls(textarea(this, { key: 'configText', label: 'sc.config.box', rows: 10, value: this.configText, delay: 250,
-          onChange: (v) => { this.configText = v; this.keys.config = null; this.markCustom(); this.update(); } })),
+          onChange: (v) => { this.configText = v; this.configRope = 0; this.keys.config = null; this.markCustom(); this.update(); } })),
         this.configOut = h('div', { class: 'pe-sc-config-out', 'aria-live': 'polite' })));
     }
     this.keys = {};
@@ -305,11 +367,12 @@ class PeScaling extends PeElement {
     if (name === 'custom') return;
     this.configPreset = name;
     this.configText = presetText(name);
-    this.configPairing = PRESETS[name]?.pairing ?? 'half';
+    this.configPairing = 'auto';
+    this.configRope = 0;
     const area = this.body.querySelector('textarea[data-key="configText"]');
     if (area) area.value = this.configText;
     const pairSel = this.body.querySelector('select[data-key="configPairing"]');
-    if (pairSel) pairSel.value = this.configPairing === 'half' ? '0' : '1';
+    if (pairSel) pairSel.value = '0';
     this.keys.config = null;
     this.update();
   }
@@ -417,8 +480,19 @@ class PeScaling extends PeElement {
     this.yarnText.textContent = this.t('sc.yarn.range', { s: s.factor, lo: lo < 0 ? n : lo, hi: hi < 0 ? 0 : Math.min(hi, n), a: fmt(yarn.attn, 5) });
   }
 
+  cleanup() {
+    this.configSpec = null; // freed with everything this.own() holds
+  }
+
+  /** Frees the spec the box showed (its Ropes) before a new one replaces it. */
+  dropSpec() {
+    if (this.configSpec) this.release(this.configSpec);
+    this.configSpec = null;
+  }
+
   drawConfig() {
     const out = this.configOut;
+    this.dropSpec();
     const text = (this.configText ?? '').trim();
     const say = (msg, cls = 'pe-error') => out.replaceChildren(h('p', { class: cls, role: cls === 'pe-error' ? 'alert' : null }, msg));
     out.dataset.result = 'error';
@@ -434,60 +508,68 @@ class PeScaling extends PeElement {
       say(this.t('sc.config.invalidJson', { msg: e.message }));
       return;
     }
-    let rope;
-    try {
-      rope = this.pe.ropeFromHFConfig(json, { pairing: this.configPairing });
-    } catch (e) {
+    const options = this.configPairing === 'auto' ? undefined : { pairing: this.configPairing };
+    const refused = (e) => {
       if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
       say(this.t('sc.config.rejected', { name: e.name, msg: e.message }));
+    };
+    if (!hasLayerCount(json)) {
+      // a snippet with only the rope keys: its RoPE alone, as before (no schedule without a layer count)
+      let rope;
+      try {
+        rope = this.pe.ropeFromHFConfig(json, options);
+      } catch (e) {
+        refused(e);
+        return;
+      }
+      this.configSpec = this.own(rope);
+      const ropeBox = h('div', { class: 'pe-sc-rope' });
+      out.replaceChildren(h('p', { class: 'pe-good' }, h('strong', {}, this.t('sc.config.ok'))), h('p', { class: 'pe-note' }, this.t('sc.s.noLayers')), ropeBox);
+      drawRope(this, ropeBox, rope);
+      out.dataset.result = 'ok';
       return;
     }
+    let spec;
     try {
-      const cfg = rope.config;
-      const maxLen = cfg.maxPositionEmbeddings ?? null;
-      const orig = cfg.scaling?.originalMaxPositionEmbeddings ?? cfg.originalMaxPositionEmbeddings ?? maxLen; // rope.config nests it under scaling
-      const at = maxLen ?? undefined;
-      const inv = rope.invFreq64(at);
-      const plain = this.pe.rope({ headDim: rope.headDim, rotaryDim: rope.rotaryDim, base: rope.base });
-      let plainInv;
-      try {
-        plainInv = plain.invFreq64();
-      } finally {
-        plain.free();
-      }
-      const n = inv.length;
-      const wl = (v) => (2 * Math.PI) / v;
-      const rows = [
-        ['sc.f.type', rope.type],
-        ['sc.f.headDim', String(rope.headDim)],
-        ['sc.f.rotary', `${rope.rotaryDim} / ${rope.headDim}`],
-        ['sc.f.base', String(rope.base)],
-        ['sc.f.pairing', this.t(`sc.${rope.pairing}`)],
-        ['sc.f.pairs', String(rope.nFreq)],
-        ['sc.f.context', orig && maxLen && orig !== maxLen ? `${orig} → ${maxLen}` : String(maxLen ?? '–')],
-        ['sc.f.attn', fmt(rope.attentionScaling(at), 6)],
-        ['sc.f.fastest', fmt(wl(inv[0]), 5)],
-        ['sc.f.slowest', fmt(wl(inv[n - 1]), 5)],
-      ];
-      const series = [{ label: this.t('sc.config.this', { n: maxLen ?? '–' }), values: Array.from(inv, wl), color: PALETTE[1], width: 2.5 }];
-      if (rope.type === 'longrope' && orig) {
-        series.push({ label: this.t('sc.config.short', { n: orig }), values: Array.from(rope.invFreq64(orig), wl), color: PALETTE[5], width: 1.5 });
-      }
-      if (plainInv.length === n) series.push({ label: this.t('sc.config.plain'), values: Array.from(plainInv, wl), color: PALETTE[0], width: 1.5, dash: [6, 4] });
-      const chartBox = h('div');
-      out.replaceChildren(
-        h('p', { class: 'pe-good' }, h('strong', {}, this.t('sc.config.ok'))),
-        h('div', { class: 'pe-row' },
-          h('div', { class: 'pe-scroll' }, h('table', { class: 'pe-table' },
-            rows.map(([k, v]) => h('tr', {}, h('th', { style: { textAlign: 'left' } }, this.t(k)), h('td', { 'data-field': k.slice(5) }, v))))),
-          chartBox),
-        h('details', {}, h('summary', {}, this.t('sc.f.resolved')), h('pre', { class: 'pe-scroll', style: { fontSize: '12px' } }, JSON.stringify(cfg, null, 1))));
-      chart(chartBox, { x: Array.from({ length: n }, (_, i) => i), series, logY: true, xLabel: this.t('sc.pair'), yLabel: this.t('sc.view.wavelength'), height: 240,
-        label: this.t('sc.config.ok'), ySize: 64, yFormat: (v) => (v == null ? '' : fmt(v, 2)) });
-      out.dataset.result = 'ok';
-    } finally {
-      rope.free();
+      spec = this.pe.fromHFConfig(json, options);
+    } catch (e) {
+      refused(e);
+      return;
     }
+    this.configSpec = this.own(spec);
+    const { schemes, perLayer } = schemesOf(spec.layers);
+    const ropes = schemes.filter((x) => x.layer.kind === 'rope' && x.ropeIndex === x.ropeFirst);
+    const pick = Math.min(Math.max(0, this.configRope ?? 0), Math.max(0, ropes.length - 1));
+    const ropeBox = h('div', { class: 'pe-sc-rope' });
+    const parts = [
+      h('p', { class: 'pe-good pe-sc-summary', 'data-layers': String(spec.numLayers) }, h('strong', {}, this.t('sc.config.okSpec')), ' ',
+        h('code', {}, spec.textModelType && spec.textModelType !== spec.modelType ? `${spec.modelType} → ${spec.textModelType}` : (spec.modelType ?? '?')), ' ',
+        this.t('sc.s.summary', { n: spec.numLayers })),
+      h('h5', {}, this.t('sc.s.title')),
+      strip(this, perLayer),
+      h('div', { class: 'pe-scroll' }, schemeTable(this, schemes)),
+      h('p', { class: 'pe-note pe-sc-ignored', 'data-ignored': spec.ignored.join(',') },
+        spec.ignored.length ? [this.t('sc.s.ignored'), ' ', spec.ignored.map((k, i) => [i ? ', ' : '', h('code', {}, k)])] : this.t('sc.s.ignoredNone')),
+    ];
+    if (ropes.length > 1) {
+      const sel = h('select', { 'data-key': 'configRope' });
+      ropes.forEach((x, i) => {
+        const r = x.layer.rope;
+        const opt = h('option', { value: String(i) }, this.t('sc.s.ropeOption', { id: x.id, base: fmtNum(r.base), types: [...x.layerTypes].join(', ') || '–' }));
+        if (i === pick) opt.selected = true;
+        sel.append(opt);
+      });
+      sel.addEventListener('change', () => {
+        this.configRope = Number(sel.value);
+        drawRope(this, ropeBox, ropes[this.configRope].layer.rope);
+      });
+      parts.push(h('div', { class: 'pe-controls' }, h('label', { class: 'pe-control' }, h('span', {}, this.t('sc.s.rope')), sel)));
+    }
+    parts.push(ropeBox);
+    out.replaceChildren(...parts);
+    if (ropes.length) drawRope(this, ropeBox, ropes[pick].layer.rope);
+    else ropeBox.replaceChildren(h('p', { class: 'pe-note' }, this.t('sc.s.noRope')));
+    out.dataset.result = 'ok';
   }
 }
 
