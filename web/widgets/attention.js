@@ -267,6 +267,7 @@ class PeAttention extends PeElement {
         },
       }));
       this.dataset.generatedIn = workerInUse() ? 'worker' : 'page';
+      this.dataset.generatedAt = String(performance.now()); // the bench tells the generation from the redraw after it
       this.setText(t);
     } finally {
       this.generating = false;

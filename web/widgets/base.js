@@ -390,9 +390,23 @@ export class PeElement extends HTMLElement {
 
   // A language switch for this widget: at once (next free task) when on screen, else when it nears the viewport.
   #relabel() {
+    // render() and draw() go in two tasks (the draw straight after, before any other widget's), each about
+    // half a widget's cost; the element keeps its height in between so nothing below it moves
     const job = () => {
       delete this.dataset.relabel;
-      if (this.#started && this.body && this.dataset.lang !== this.lang) this.#renderNow();
+      if (!(this.#started && this.body && this.dataset.lang !== this.lang)) return;
+      const held = !this.style.minHeight;
+      if (held) this.style.minHeight = `${this.getBoundingClientRect().height}px`;
+      this.#renderNow({
+        drawLater: (draw) => relabelQueue.unshift(() => {
+          try {
+            if (this.body) draw();
+          } finally {
+            if (held) requestAnimationFrame(() => { if (!this.#reserved) this.style.minHeight = ''; });
+          }
+        }),
+      });
+      relabelTimer ||= setTimeout(runRelabel, 0);
     };
     this.#relabelIo?.disconnect();
     this.#relabelIo = null;
@@ -471,7 +485,7 @@ export class PeElement extends HTMLElement {
     });
   }
 
-  #renderNow() {
+  #renderNow({ drawLater = null } = {}) {
     this.dataset.lang = this.lang;
     // the content says its own language: a page switching <html lang> then re-lays out its own prose only, and
     // each widget's text is re-shaped in the task that re-renders it (a widget still waiting is still English)
@@ -486,7 +500,8 @@ export class PeElement extends HTMLElement {
       return;
     }
     if (focusKey) this.body.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
-    this.update();
+    if (drawLater) drawLater(() => this.update());
+    else this.update();
   }
 
   /** Build the DOM into this.body (override). */
