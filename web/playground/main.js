@@ -125,9 +125,12 @@ function tocProgress() {
   let frame = 0;
   const update = () => {
     frame = 0;
-    const line = nav.getBoundingClientRect().bottom + 8;
+    const line = nav.getBoundingClientRect().bottom + 48; // below the scroll margin a jump leaves
     let current = 0;
     sections.forEach((s, i) => { if (s.getBoundingClientRect().top <= line) current = i; });
+    // at the foot of the page the last sections cannot reach the line: the lowest one on screen is being read
+    const max = document.documentElement.scrollHeight - innerHeight;
+    if (scrollY >= max - 2) sections.forEach((s, i) => { if (s.getBoundingClientRect().top < innerHeight * 0.6) current = Math.max(current, i); });
     links.forEach((a, i) => {
       if (i === current) a.setAttribute('aria-current', 'location');
       else a.removeAttribute('aria-current');
@@ -138,7 +141,6 @@ function tocProgress() {
       const a = links[current], ol = a.closest('ol');
       if (ol.scrollWidth > ol.clientWidth) ol.scrollTo({ left: a.offsetLeft - ol.clientWidth / 2 + a.offsetWidth / 2 });
     }
-    const max = document.documentElement.scrollHeight - innerHeight;
     bar.style.transform = `scaleX(${max > 0 ? Math.min(1, scrollY / max) : 1})`;
   };
   addEventListener('scroll', () => { frame ||= requestAnimationFrame(update); }, { passive: true });
