@@ -169,6 +169,37 @@ function copyButtons(api) {
   }
 }
 
+// After a jump to a section (#fragment on load, a table-of-contents link), the widgets around it start and
+// settle their heights within a moment; a widget just above the target, whose tail sits under the sticky bar,
+// can be the browser's scroll anchor and push the target down. Until the reader scrolls (or 5 s pass), the
+// target is put back at the top whenever the page's height changes, before the browser paints.
+function pinJumpTarget(target) {
+  if (!target || typeof ResizeObserver !== 'function') return;
+  const main = document.querySelector('main');
+  let height = main.offsetHeight;
+  const ro = new ResizeObserver(() => {
+    if (main.offsetHeight === height) return; // the observer's first call reports the size it started with
+    height = main.offsetHeight;
+    target.scrollIntoView({ block: 'start' });
+  });
+  const EVENTS = ['wheel', 'touchstart', 'keydown', 'mousedown'];
+  const stop = () => {
+    ro.disconnect();
+    for (const ev of EVENTS) removeEventListener(ev, stop, true);
+  };
+  for (const ev of EVENTS) addEventListener(ev, stop, { capture: true, passive: true });
+  setTimeout(stop, 5000);
+  ro.observe(main);
+}
+
+const hashTarget = () => {
+  try {
+    return location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+  } catch {
+    return null;
+  }
+};
+
 function start(api) {
   api.registerStrings(STRINGS);
   translatePage(api);
@@ -178,9 +209,11 @@ function start(api) {
   document.documentElement.dataset.page = 'ready';
   // the widgets now hold their heights: show a page opened at #section, on that section (index.html)
   if (document.documentElement.hasAttribute('data-jump')) {
-    document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView({ block: 'start' });
+    hashTarget()?.scrollIntoView({ block: 'start' });
     document.documentElement.removeAttribute('data-jump');
+    pinJumpTarget(hashTarget());
   }
+  addEventListener('hashchange', () => pinJumpTarget(hashTarget()));
 }
 
 if (window.posencWidgets) start(window.posencWidgets);
