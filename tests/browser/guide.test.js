@@ -144,7 +144,7 @@ test('code beside the math: PyTorch and posenc JS side by side for sinusoidal, R
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), pairs[1].codes[1]);
     // the code is valid JavaScript (parsed, not run: it names the reader's own tensors)
     for (const p of pairs) {
-      const ok = await page.evaluate((src) => { try { new Function(`return (async () => { ${src.replace(/^import .*$/m, '')} });`); return true; } catch (e) { return e.message; } }, p.codes[1]);
+      const ok = await page.evaluate((src) => { try { void new Function(`return (async () => { ${src.replace(/^import .*$/m, '')} });`); return true; } catch (e) { return e.message; } }, p.codes[1]);
       assert.equal(ok, true, `${p.section}: ${ok}`);
     }
     await page.locator('#alibi .code-pair').screenshot({ path: join(SHOTS, 'code-alibi.png') });
