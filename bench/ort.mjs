@@ -62,7 +62,7 @@ for (const spec of workloads) {
   const check = {};
   // reference: posenc's apply of q0
   const ref = pe.tensor(q0);
-  pe.rope({ headDim: D, pairing: spec.pairing }).apply(ref, { shape, layout: spec.layout, positions: Int32Array.from({ length: S }, (_, s) => pos0 + s) });
+  pe.rope({ headDim: D, pairing: spec.pairing }).apply(ref, { shape: spec.layout === 'bhsd' ? [B, H, S, D] : shape, layout: spec.layout, positions: Int32Array.from({ length: S }, (_, s) => pos0 + s) });
   const refArr = ref.array.slice();
   ref.free();
   for (const op of ['contrib', 'onnx']) {

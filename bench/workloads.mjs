@@ -69,7 +69,8 @@ export function ropeWorkload(env, { size, pairing, layout, include }) {
   const contenders = [];
   const disposers = [];
   const checks = {};
-  const opts = () => ({ shape, layout, positions });
+  const apiShape = layout === 'bhsd' ? [B, H, S, D] : shape; // rope.apply's shape: the tensor's own memory order
+  const opts = () => ({ shape: apiShape, layout, positions });
 
   // posenc SIMD, public API
   const rope = env.pe.rope({ headDim: D, pairing });
@@ -89,8 +90,8 @@ export function ropeWorkload(env, { size, pairing, layout, include }) {
       id: 'api',
       label: 'posenc SIMD, API, pe.tensor',
       sample: loop(() => {
-        rope.apply(qT, { shape, layout, positions });
-        rope.apply(kT, { shape, layout, positions });
+        rope.apply(qT, { shape: apiShape, layout, positions });
+        rope.apply(kT, { shape: apiShape, layout, positions });
       }),
     });
   }
@@ -102,8 +103,8 @@ export function ropeWorkload(env, { size, pairing, layout, include }) {
       id: 'api-copy',
       label: 'posenc SIMD, API, Float32Array copied',
       sample: loop(() => {
-        rope.apply(qA, { shape, layout, positions });
-        rope.apply(kA, { shape, layout, positions });
+        rope.apply(qA, { shape: apiShape, layout, positions });
+        rope.apply(kA, { shape: apiShape, layout, positions });
       }),
     });
   }
@@ -177,8 +178,8 @@ export function ropeWorkload(env, { size, pairing, layout, include }) {
       id: 'scalar',
       label: 'posenc scalar, API, pe.tensor',
       sample: loop(() => {
-        ropeS.apply(qT, { shape, layout, positions });
-        ropeS.apply(kT, { shape, layout, positions });
+        ropeS.apply(qT, { shape: apiShape, layout, positions });
+        ropeS.apply(kT, { shape: apiShape, layout, positions });
       }),
     });
   }

@@ -1,9 +1,10 @@
-// seeds.mjs — writes the committed seed corpora fuzz/corpus/<name>/ for the RoPE and attention harnesses:
+// seeds.mjs — writes the committed seed corpora fuzz/corpus/<name>/ for the RoPE, attention and twins harnesses:
 // the configs and shapes the C and JS tests use (Llama 3, YaRN, LongRoPE, dynamic NTK, GPT-NeoX partial
 // rotary, GPT-J interleaved, GQA decode, causal prefill with ALiBi...), encoded as the byte choices each
 // harness reads (fuzz/fuzz.h: fuzz_range, fuzz_bool, fuzz_int32, fuzz_double), in the order it reads them.
-//   node fuzz/seeds.mjs        (rewrites fuzz/corpus/{rope_init,rope_apply,attention}/)
-// When a harness changes the order of its reads, change its encoder here and run this again.
+//   node fuzz/seeds.mjs        (rewrites fuzz/corpus/{rope_init,rope_apply,attention,simd_twins}/)
+// When a harness changes the order of its reads, change its encoder here and run this again. Shapes stay
+// within the harnesses' work bounds (fuzz_attention: 2^16 multiply-adds, fuzz_rope_apply: 2^15 elements).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -105,7 +106,7 @@ ropeInitSeeds['linear-factor-1e-10'] = ropeInit({ type: 'linear', headDim: 2, fa
 ropeInitSeeds['base-5e-324'] = ropeInit({ headDim: 64, base: 5e-324 });
 ropeInitSeeds['yarn-mscale-1e300'] = ropeInit({ type: 'yarn', headDim: 64, factor: 4, origMax: 4096, mscale: 1e300, mscaleAllDim: 1 });
 
-// ---- fuzz_rope_apply: make_rope, shape, layout, rotation, rows, positions, seq_len, extra_scale ---------
+// ---- fuzz_rope_apply: make_rope, shape, layout, rotation, rows, positions, seq_len, extra_scale, view ---
 function ropeApply(r, s) {
   const e = new Bytes();
   if (r.headDim <= 40) e.bool(true).range(1, 20, r.headDim / 2);
@@ -125,6 +126,12 @@ function ropeApply(r, s) {
   else e.bool(false).range(0, 1 << 16, s.seqLen);
   if (s.extra === undefined) e.bool(true);
   else e.bool(false).double(s.extra);
+  // the view: 0 dense, 1 gaps after each head / row / batch and an offset, 2 explicit strides
+  const v = s.view ?? { kind: 0 };
+  e.range(0, 3, v.kind);
+  const D = r.headDim, H = Math.max(s.heads, 1), S = Math.max(s.seq, 1);
+  if (v.kind === 1) e.range(0, 5, v.gaps[0]).range(0, 9, v.gaps[1]).range(0, 17, v.gaps[2]).range(0, 33, v.offset);
+  if (v.kind === 2) e.range(-1, 4 * D * H * S, v.strides[0]).range(-1, 3 * D * H, v.strides[1]).range(-1, 3 * D, v.strides[2]).range(-1, 9, v.offset);
   return e.tail(s.seed ?? 1).b;
 }
 const ropeApplySeeds = {
@@ -150,6 +157,13 @@ const ropeApplySeeds = {
   'negative-batch': ropeApply({ headDim: 64 }, { batch: -1, seq: 3, heads: 1 }),
   'bad-layout': ropeApply({ headDim: 64 }, { batch: 1, seq: 3, heads: 1, layout: 2 }),
   'bad-rotation': ropeApply({ headDim: 64 }, { batch: 1, seq: 3, heads: 1, rotation: -1 }),
+  // views (pe_rope_apply_config.strides / offset), as the header's examples
+  'fused-qkv-per-head-gaps': ropeApply({ headDim: 16 }, { batch: 2, seq: 5, heads: 3, view: { kind: 1, gaps: [5, 0, 0], offset: 16 } }),
+  'bshd-row-and-batch-gaps': ropeApply({ headDim: 8, pairing: 1 }, { batch: 3, seq: 4, heads: 2, view: { kind: 1, gaps: [0, 9, 17], offset: 3 } }),
+  'bhsd-cache-spare-capacity': ropeApply({ headDim: 32 }, { batch: 1, seq: 6, heads: 2, layout: 1, view: { kind: 1, gaps: [0, 9, 0], offset: 0 } }),
+  'explicit-strides': ropeApply({ headDim: 8 }, { batch: 2, seq: 3, heads: 2, view: { kind: 2, strides: [96, 32, 8], offset: 5 } }),
+  'overlapping-strides': ropeApply({ headDim: 8 }, { batch: 1, seq: 3, heads: 2, view: { kind: 2, strides: [0, 8, 4], offset: 0 } }),
+  'negative-stride': ropeApply({ headDim: 8 }, { batch: 1, seq: 3, heads: 2, view: { kind: 2, strides: [0, -1, 8], offset: 0 } }),
 };
 
 // ---- fuzz_attention ----------------------------------------------------------------------------------------
@@ -180,13 +194,13 @@ function attention(a) {
 }
 const attentionSeeds = {
   'mha-decode': attention({ batch: 1, kvHeads: 4, groups: 1, qLen: 1, kLen: 100, headDim: 64 }),
-  'gqa-decode-long': attention({ batch: 1, kvHeads: 2, groups: 4, qLen: 1, kLen: 1100, headDim: 64, causal: true }),
+  'gqa-decode-long': attention({ batch: 1, kvHeads: 1, groups: 2, qLen: 1, kLen: 1100, headDim: 16, causal: true }),
   'mqa-decode': attention({ batch: 2, kvHeads: 1, groups: 4, qLen: 1, kLen: 130, headDim: 32 }),
-  'prefill-causal': attention({ batch: 1, kvHeads: 2, groups: 2, qLen: 64, kLen: 64, headDim: 32, causal: true }),
-  'prefill-bhsd': attention({ batch: 2, kvHeads: 2, groups: 1, qLen: 33, kLen: 65, headDim: 24, layout: 1, causal: true }),
-  'alibi-causal': attention({ batch: 1, kvHeads: 4, groups: 2, qLen: 17, kLen: 40, headDim: 16, causal: true, alibi: true }),
+  'prefill-causal': attention({ batch: 1, kvHeads: 1, groups: 2, qLen: 32, kLen: 64, headDim: 8, causal: true }),
+  'prefill-bhsd': attention({ batch: 1, kvHeads: 2, groups: 1, qLen: 33, kLen: 65, headDim: 12, layout: 1, causal: true }),
+  'alibi-causal': attention({ batch: 1, kvHeads: 2, groups: 2, qLen: 17, kLen: 40, headDim: 16, causal: true, alibi: true }),
   'alibi-positions': attention({ batch: 1, kvHeads: 2, groups: 1, qLen: 5, kLen: 90, headDim: 8, alibi: true, positions: true }),
-  'rope-half': attention({ batch: 1, kvHeads: 2, groups: 2, qLen: 9, kLen: 30, headDim: 64, causal: true, rope: {} }),
+  'rope-half': attention({ batch: 1, kvHeads: 2, groups: 2, qLen: 9, kLen: 24, headDim: 64, causal: true, rope: {} }),
   'rope-interleaved-partial': attention({ batch: 1, kvHeads: 1, groups: 3, qLen: 4, kLen: 50, headDim: 32, rope: { interleaved: true, rotaryDim: 16 } }),
   'rope-k-rotated': attention({ batch: 1, kvHeads: 2, groups: 1, qLen: 1, kLen: 120, headDim: 16, causal: true, rope: { kRotated: true } }),
   'rope-dynamic-seq-len': attention({ batch: 1, kvHeads: 1, groups: 1, qLen: 3, kLen: 100, headDim: 16, rope: { dynamic: true, seqLen: 4000 } }),
@@ -206,7 +220,75 @@ const attentionSeeds = {
   'bad-layout': attention({ batch: 1, kvHeads: 1, groups: 1, qLen: 2, kLen: 8, headDim: 8, layout: 2 }),
 };
 
-for (const [name, seeds] of [['rope_init', ropeInitSeeds], ['rope_apply', ropeApplySeeds], ['attention', attentionSeeds]]) {
+// ---- fuzz_simd_twins: mode 0 RoPE, 1 attention, 2 sinusoidal + ALiBi --------------------------------------
+const TWIN_TYPES = { default: 0, linear: 1, dynamic: 2, yarn: 3, llama3: 4 };
+function twinRope(e, headDim, r = {}) {
+  if (r.rotaryDim === undefined) e.bool(false);
+  else e.bool(true).range(1, headDim / 2, r.rotaryDim / 2);
+  e.bool(!!r.interleaved);
+  const t = TWIN_TYPES[r.type ?? 'default'];
+  e.range(0, 4, t);
+  if (t === 1) e.range(1, 64, r.factor);
+  if (t === 3) e.range(2, 40, r.factor);
+  return r.base === undefined ? e.bool(false) : e.bool(true).range(2, 5000000, r.base);
+}
+function twinsRope(r, s) {
+  const e = new Bytes().range(0, 2, 0);
+  const small = r.headDim <= 24;
+  e.bool(small).range(1, small ? 12 : 160, r.headDim / 2);
+  twinRope(e, r.headDim, r);
+  e.range(0, 3, s.batch).range(0, 24, s.seq).range(1, 6, s.heads).bool(!!s.perBatch).bool(!!s.bhsd).bool(!!s.inverse);
+  e.bool(!!s.top).bool(!!s.fromPositions);
+  if (s.gaps) e.bool(true).range(0, 5, s.gaps[0]).range(0, 9, s.gaps[1]).range(0, 17, s.gaps[2]).range(0, 33, s.offset);
+  else e.bool(false);
+  return e.tail(s.seed ?? 3).b;
+}
+function twinsAttention(a) {
+  const e = new Bytes().range(0, 2, 1);
+  e.range(1, 2, a.batch).range(1, 3, a.kvHeads).range(1, 3, a.groups);
+  const longK = a.kLen > 140;
+  e.range(0, 5, longK ? 0 : 1).range(0, longK ? 1100 : 140, a.kLen);
+  const shortQ = a.qLen <= 2;
+  e.bool(shortQ).range(0, shortQ ? 2 : 80, a.qLen);
+  e.bool(!!a.rope);
+  if (a.rope) e.range(1, 40, a.headDim / 2);
+  else e.range(1, 80, a.headDim);
+  e.bool(!!a.bhsd).bool(!!a.causal);
+  a.scale64 === undefined ? e.bool(false) : e.bool(true).range(1, 100, a.scale64);
+  e.bool(!!a.alibi).bool(!!a.positions).bool(!!a.weights);
+  if (a.rope) twinRope(e, a.headDim, a.rope).bool(!!a.rope.kRotated);
+  return e.tail(a.seed ?? 5).b;
+}
+function twinsTables(t) {
+  const e = new Bytes().range(0, 2, 2);
+  e.range(0, 16, t.seq).range(1, 200, t.dModel).range(0, 2, t.variant ?? 0);
+  if (t.offset > 5000) e.bool(true).range(0, 2147483647 - 16, t.offset);
+  else e.bool(false).range(0, 5000, t.offset ?? 0);
+  t.base === undefined ? e.bool(false) : e.bool(true).range(2, 1000000, t.base);
+  e.range(1, 40, t.heads).range(0, 24, t.qLen).range(0, 90, t.kLen).bool(!!t.causal);
+  return e.b;
+}
+const twinsSeeds = {
+  'rope-llama3-decode': twinsRope({ headDim: 128, type: 'llama3', base: 500000 }, { batch: 1, seq: 1, heads: 4 }),
+  'rope-half-prefill': twinsRope({ headDim: 64 }, { batch: 2, seq: 17, heads: 3 }),
+  'rope-interleaved-bhsd': twinsRope({ headDim: 38, interleaved: true }, { batch: 1, seq: 9, heads: 2, bhsd: true }),
+  'rope-partial-tail': twinsRope({ headDim: 22, rotaryDim: 14 }, { batch: 1, seq: 5, heads: 5, perBatch: true }),
+  'rope-yarn-top-positions': twinsRope({ headDim: 64, type: 'yarn', factor: 16 }, { batch: 1, seq: 6, heads: 1, top: true }),
+  'rope-fused-view': twinsRope({ headDim: 40 }, { batch: 2, seq: 5, heads: 3, gaps: [3, 9, 1], offset: 17 }),
+  'rope-bhsd-cache-view': twinsRope({ headDim: 24, interleaved: true }, { batch: 1, seq: 7, heads: 2, bhsd: true, gaps: [0, 9, 0], offset: 0 }),
+  'rope-dynamic-inverse': twinsRope({ headDim: 32, type: 'dynamic' }, { batch: 1, seq: 7, heads: 2, inverse: true, fromPositions: true }),
+  'attn-decode-long': twinsAttention({ batch: 1, kvHeads: 1, groups: 2, qLen: 1, kLen: 1100, headDim: 24, causal: true }),
+  'attn-prefill-causal': twinsAttention({ batch: 1, kvHeads: 2, groups: 1, qLen: 37, kLen: 70, headDim: 12, causal: true }),
+  'attn-alibi-weights': twinsAttention({ batch: 2, kvHeads: 1, groups: 3, qLen: 9, kLen: 66, headDim: 7, alibi: true, weights: true }),
+  'attn-rope-positions': twinsAttention({ batch: 1, kvHeads: 2, groups: 2, qLen: 5, kLen: 90, headDim: 16, causal: true, positions: true, rope: {} }),
+  'attn-rope-k-rotated-bhsd': twinsAttention({ batch: 1, kvHeads: 1, groups: 1, qLen: 2, kLen: 130, headDim: 34, bhsd: true, rope: { interleaved: true, kRotated: true } }),
+  'attn-head-dim-33': twinsAttention({ batch: 1, kvHeads: 3, groups: 1, qLen: 6, kLen: 67, headDim: 33, scale64: 9 }),
+  'tables-interleaved': twinsTables({ seq: 12, dModel: 130, heads: 8, qLen: 10, kLen: 70, causal: true }),
+  'tables-half-offset': twinsTables({ seq: 5, dModel: 33, variant: 1, offset: 2147480000, heads: 12, qLen: 1, kLen: 89 }),
+  'tables-t2t': twinsTables({ seq: 16, dModel: 200, variant: 2, base: 500, heads: 5, qLen: 24, kLen: 24 }),
+};
+
+for (const [name, seeds] of [['rope_init', ropeInitSeeds], ['rope_apply', ropeApplySeeds], ['attention', attentionSeeds], ['simd_twins', twinsSeeds]]) {
   const dir = path.join(HERE, 'corpus', name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });

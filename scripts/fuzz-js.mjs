@@ -6,8 +6,8 @@
 // Every distinct violation is printed with the case that found it; a damaged instance is replaced by a fresh
 // one so one finding does not hide the next. Each build runs in a worker thread watched from here: a case that
 // runs past --hang-ms (default 10000) is a hang, reported with the case, and the run continues in a new worker
-// from the next seed. --strict also demands DESIGN's strict options (an unknown option key is a TypeError)
-// and that ropeFromHFConfig throws for models without RoPE. Exit status 1 when anything was found.
+// from the next seed. Exit status 1 when anything was found. (--strict is accepted for older scripts: strict
+// options and ropeFromHFConfig's refusals are demanded by default now, tests/js/fuzz/common.js policy.)
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 
@@ -43,6 +43,8 @@ async function runBuild(simd, seed, runs, hangMs, strict) {
   let hangs = 0;
   let s = seed;
   const seen = new Set(); // one report per kind of finding (workers restarted after a hang start afresh)
+  const perEntry = {};
+  const stats = { calls: 0, checked: 0, returned: 0, refused: 0 };
   while (done < runs) {
     const r = await oneWorker(simd, s, runs - done, hangMs, strict, (f) => {
       if (seen.has(f.key)) return;
@@ -51,6 +53,8 @@ async function runBuild(simd, seed, runs, hangMs, strict) {
       console.log(`[${name}] finding ${findings}: ${f.where}: ${f.violation}\n    case ${f.case}`);
     });
     done += r.executed;
+    for (const [entry, n] of Object.entries(r.perEntry ?? {})) perEntry[entry] = (perEntry[entry] ?? 0) + n;
+    for (const [k, n] of Object.entries(r.stats ?? {})) stats[k] += n;
     if (r.hang) {
       hangs++;
       findings++;
@@ -65,6 +69,8 @@ async function runBuild(simd, seed, runs, hangMs, strict) {
   }
   const secs = (performance.now() - t0) / 1000;
   console.log(`[${name}] ${done} cases in ${secs.toFixed(1)} s (${Math.round(done / secs)}/s), ${findings} finding(s), ${hangs} hang(s)`);
+  console.log(`[${name}] ${stats.calls} API calls: ${stats.checked} results checked against the references, ${stats.returned} other returns, ${stats.refused} clean refusals`);
+  console.log(`[${name}] cases per entry point: ${Object.entries(perEntry).map(([e, n]) => `${e} ${n}`).join(', ')}`);
   return findings;
 }
 
@@ -88,7 +94,7 @@ function oneWorker(simd, seed, runs, hangMs, strict, onFinding) {
     w.on('message', (m) => {
       if (m.type === 'case') last = { at: performance.now(), text: m.text, n: m.n };
       else if (m.type === 'finding') onFinding(m.finding);
-      else if (m.type === 'done') finish({ executed: m.executed });
+      else if (m.type === 'done') finish({ executed: m.executed, perEntry: m.perEntry, stats: m.stats });
     });
     w.on('error', (e) => finish({ executed: last.n, error: e?.stack ?? String(e) }));
     w.on('exit', () => finish({ executed: last.n, error: 'worker exited early' }));
@@ -100,7 +106,7 @@ if (!isMainThread) {
   const { simd, seed, runs, strict } = workerData;
   if (strict) {
     const { policy } = await import('../tests/js/fuzz/common.js');
-    Object.assign(policy, { unknownKey: 'error', noRope: 'error' });
+    Object.assign(policy, { unknownKey: 'error', hfStrict: 'error' });
   }
   let n = 0;
   const r = await fuzz({
@@ -111,5 +117,5 @@ if (!isMainThread) {
     trace: (c) => parentPort.postMessage({ type: 'case', n: n++, text: showCase(c) }),
     onFinding: (finding) => parentPort.postMessage({ type: 'finding', finding }),
   });
-  parentPort.postMessage({ type: 'done', executed: r.runs });
+  parentPort.postMessage({ type: 'done', executed: r.runs, perEntry: r.perEntry, stats: r.stats });
 }

@@ -5,12 +5,14 @@
 #     name          fuzz_<name>.c, e.g. rope_apply (default: every fuzz/fuzz_*.c)
 #     --seconds N   time per harness (default $FUZZ_SECONDS, else 180)
 #     --smoke       a few seconds each ($FUZZ_SMOKE_SECONDS, else 5): the `fuzz` phase of scripts/test.sh
-#   Environment: PE_FUZZ_STRICT=0 lets accepted-but-non-finite results pass (only the sanitizers judge);
-#   FUZZ_ARGS adds libFuzzer flags (e.g. "-runs=1000000").
+#   Environment: PE_FUZZ_STRICT=0 turns off the harnesses' own invariants (finite results of accepted calls
+#   and the rest; only the sanitizers judge); FUZZ_ARGS adds libFuzzer flags (e.g. "-runs=1000000", or
+#   "-fork=1 -ignore_crashes=1" to keep going past findings and collect them all).
 # Convention: each fuzz/fuzz_<name>.c is one harness, linked against every c/src/*.c and the c/model library
 # sources (c/model/*.c but the trainer's: any file with a main(), train.c, tasks.c, eval.c). Its committed seeds
 # are fuzz/corpus/<name>/ (read, never written); what a run finds goes to build/fuzz/corpus/<name>/ and
 # crash inputs to build/fuzz/artifacts/<name>/ (git-ignored). Reproduce one: build/fuzz/fuzz_<name> FILE.
+# fuzz_simd_twins*.c link both builds at once (SIMD symbols renamed simd_*) and compare them bit for bit.
 # Prints executions and findings per harness; last line "fuzz: N passed, N failed" (N = harnesses).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,7 +25,7 @@ while (( $# )); do
     --seconds=*) seconds="${1#*=}"; shift ;;
     --smoke) seconds="${FUZZ_SMOKE_SECONDS:-5}"; shift ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set /p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) names+=("${1#fuzz_}"); shift ;;
   esac
@@ -67,11 +69,39 @@ for src in "${LIB_SOURCES[@]}"; do
   objs+=("$obj")
 done
 (( rc == 0 )) || { echo "fuzz.sh: the library did not compile" >&2; exit 1; }
+# fuzz_simd_twins*.c compare the SIMD build with the scalar one: they link the scalar objects (no
+# PE_NATIVE_SIMD, no auto-vectorisation) and the SIMD objects above with every global symbol they define
+# renamed simd_<name>, as build.sh does for tests/c/test_simd_twins*.c.
+twin_objs=()
+if printf '%s\n' "${names[@]}" | grep -q '^simd_twins'; then
+  mkdir -p build/fuzz/obj/scalar build/fuzz/obj/simd-renamed
+  for src in "${LIB_SOURCES[@]}"; do
+    obj="build/fuzz/obj/scalar/$(basename "$(dirname "$src")")_$(basename "${src%.c}").o"
+    f="$(FP_EXTRA+=" scalar"; fp "$src")"
+    if [[ ! -f "$obj" || "$(cat "$obj.stamp" 2>/dev/null)" != "$f" ]]; then
+      clang "${CFLAGS[@]/-DPE_NATIVE_SIMD=1/-DPE_NATIVE_SIMD=0}" -fno-vectorize -fno-slp-vectorize "${SAN[@]}" \
+        -fsanitize=fuzzer-no-link -c "$src" -o "$obj" || { rc=1; continue; }
+      echo "$f" > "$obj.stamp"
+    fi
+    twin_objs+=("$obj")
+  done
+  renames=build/fuzz/obj/simd-renamed/renames.txt
+  nm --defined-only -g "${objs[@]}" | awk 'NF == 3 { print $3 " simd_" $3 }' | sort -u > "$renames"
+  for obj in "${objs[@]}"; do
+    out="build/fuzz/obj/simd-renamed/$(basename "$obj")"
+    objcopy --redefine-syms="$renames" "$obj" "$out" || rc=1
+    twin_objs+=("$out")
+  done
+fi
+(( rc == 0 )) || { echo "fuzz.sh: the scalar library for the twins harnesses did not build" >&2; exit 1; }
+
 for n in "${names[@]}"; do
   bin="build/fuzz/fuzz_$n" src="fuzz/fuzz_$n.c"
-  f="$(fp "$src" "${objs[@]}")"
+  link_objs=("${objs[@]}")
+  [[ "$n" == simd_twins* ]] && link_objs=("${twin_objs[@]}")
+  f="$(fp "$src" "${link_objs[@]}")"
   if [[ ! -x "$bin" || "$(cat "$bin.stamp" 2>/dev/null)" != "$f" ]]; then
-    clang "${CFLAGS[@]}" "${SAN[@]}" -fsanitize=fuzzer "$src" "${objs[@]}" -lm -o "$bin" || { rc=1; continue; }
+    clang "${CFLAGS[@]}" "${SAN[@]}" -fsanitize=fuzzer "$src" "${link_objs[@]}" -lm -o "$bin" || { rc=1; continue; }
     echo "$f" > "$bin.stamp"
   fi
 done
@@ -107,7 +137,8 @@ for n in "${names[@]}"; do
   else
     failed=$((failed + 1)); failed_names+=("fuzz_$n"); echo "FAIL $line (exit $code; log $log)"
     grep -E '^(fuzz: invariant|SUMMARY|==[0-9]+==ERROR)|runtime error' "$log" | head -n 3 | sed 's/^/     /'
-    ls -t "$arts" | head -n "$new_arts" | sed "s|^|     input: $arts/|"
+    ls -t "$arts" | head -n "$(( new_arts < 3 ? new_arts : 3 ))" | sed "s|^|     input: $arts/|"
+    (( new_arts > 3 )) && echo "     ... and $((new_arts - 3)) more inputs in $arts/"
   fi
 done
 (( failed )) && echo "failed: ${failed_names[*]}"

@@ -226,7 +226,14 @@ typedef struct pe_strides {
  *   bhsd cache of C positions per head:      layout BHSD, strides {kv C d, d, C d}
  * The head vectors named must not overlap (PE_ERR_SHAPE), and offset plus the furthest of them must be
  * addressable; that they lie inside the caller's array is the caller's (the JS wrapper's) check.
- * Room to grow: the runtime API's 16-bit storage appends `dtype` (0 -> float32) after these fields. */
+ * dtype says how x stores its elements (pe_dtype; strides and offset count elements of that type). */
+typedef enum pe_dtype {
+    PE_DTYPE_FLOAT32 = 0,  /* float (the zero default) */
+    PE_DTYPE_FLOAT16 = 1,  /* IEEE binary16, as uint16_t bits */
+    PE_DTYPE_BFLOAT16 = 2, /* bfloat16 (the top half of a float32), as uint16_t bits */
+    PE_DTYPE_COUNT
+} pe_dtype;
+
 typedef struct pe_rope_apply_config {
     int32_t batch;          /* count, >= 0 (0: nothing to do) */
     int32_t seq;            /* count, >= 0 */
@@ -238,17 +245,77 @@ typedef struct pe_rope_apply_config {
     int32_t rotation;       /* pe_rotation; 0 -> forward (PE_ERR_FIELD_VALUE if unknown) */
     pe_strides strides;     /* elements, each >= 0; 0 -> dense for the layout (PE_ERR_SHAPE if negative) */
     int64_t offset;         /* elements from x to head (0, 0, 0); >= 0 */
+    int32_t dtype;          /* pe_dtype of x; 0 -> float32 (PE_ERR_FIELD_VALUE if unknown) */
 } pe_rope_apply_config;
 
-/* Rotates x in place: head vectors (b, s, h) of head_dim floats as cfg says (by default dense
+/* Rotates x in place: head vectors (b, s, h) of head_dim elements as cfg says (by default dense
  * (batch, seq, heads, head_dim) for BSHD or (batch, heads, seq, head_dim) for BHSD). cos/sin rows come from
  * pe_rope_cos_sin (see per_batch_rows). Dimensions >= rot_dim of each head are untouched. x, cos and sin
- * may be NULL when batch * seq is 0. */
-pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin,
+ * may be NULL when batch * seq is 0.
+ * x is float * for PE_DTYPE_FLOAT32 and uint16_t * (the 16-bit patterns) for FLOAT16 / BFLOAT16, aligned for
+ * its type. 16-bit elements are widened exactly to float32, rotated by the float32 arithmetic (the float32
+ * path's, operation for operation) and rounded to nearest even on store; NaN, Inf and subnormals convert as
+ * x86 F16C / ARM FCVT do (c/src/f16.h). Each result is within 1 ulp of the storage type of the exact
+ * rotation of the 16-bit inputs, up to the float32 arithmetic's own error (~2^-23 of the pair's magnitude),
+ * which only shows when a result cancels to well below its inputs. The SIMD and scalar builds agree bit for
+ * bit, except that a NaN result's payload is unspecified (IEEE 754 and wasm leave NaN propagation open). */
+pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const float *sin,
                         const pe_rope_apply_config *cfg);
 
 /* Scans positions once: PE_ERR_POSITION if any is negative, else *max_position = the largest (0 if n == 0). */
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Multimodal (M-RoPE) and 2D vision RoPE                                                         */
+/* ---------------------------------------------------------------------------------------------- */
+/* M-RoPE — Wang et al. 2024, "Qwen2-VL: Enhancing Vision-Language Model's Perception of the World at Any
+ * Resolution" (section 2.1). A token has three positions, temporal t, height h and width w (text tokens:
+ * t = h = w). Pair i of the rope turns by pos[axis(i)] * inv_freq[i]: the frequencies are the rope's own over
+ * the whole rotary dimension (every scaling type applies, and the attention factor), not restarted per
+ * section; the section only picks the axis. HF: Qwen2VLRotaryEmbedding + apply_multimodal_rotary_pos_emb
+ * (chunked), Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope (interleaved).
+ *   chunked (Qwen2-VL, Qwen2.5-VL): pairs [0, s0) -> t, [s0, s0+s1) -> h, [s0+s1, n_freq) -> w;
+ *     s0 + s1 + s2 must equal rope->n_freq (= rotary_dim / 2), as HF's torch.split requires.
+ *   interleaved (Qwen3-VL): pair j -> h if j % 3 == 1 and j < 3*s1, -> w if j % 3 == 2 and j < 3*s2, else t.
+ *     section[0] is not read and no sum is required (HF checks none): [2,3,3] at n_freq 8 gives t3 h3 w2.
+ *     (ggml's IMROPE sends unclaimed pairs to a fourth stream instead; this follows HF.)
+ * Each section entry must be in [0, n_freq] and interleaved 0 or 1, else PE_ERR_FIELD_VALUE. With all three
+ * streams equal the table equals pe_rope_cos_sin's bit for bit. */
+typedef struct pe_mrope_config {
+    int32_t section[3];  /* mrope_section: pairs per axis (t, h, w) */
+    int32_t interleaved; /* 0 -> chunked; 1 -> interleaved (config.json mrope_interleaved) */
+} pe_mrope_config;
+
+/* pair_axis[rope->n_freq]: the axis (0 t, 1 h, 2 w) each pair reads. */
+pe_status pe_mrope_pair_axis(int32_t *pair_axis, const pe_rope *rope, const pe_mrope_config *mrope);
+
+/* cos and sin are (n_positions, rope->n_freq) as for pe_rope_cos_sin; positions is (3, n_positions), the
+ * streams t, h, w one after the other (HF's position_ids [3, batch, seq] flattened to [3][batch * seq], for
+ * pe_rope_apply with per_batch_rows). seq_len: PE_SEQ_LEN_FROM_POSITIONS is max over all three + 1 (HF's
+ * dynamic update reads max(position_ids) + 1). Every position >= 0 (PE_ERR_POSITION). */
+pe_status pe_mrope_cos_sin(float *cos, float *sin, const pe_rope *rope, const pe_mrope_config *mrope,
+                           const int32_t *positions, int32_t n_positions, int64_t seq_len, double extra_scale);
+
+/* 2D RoPE of vision encoders. The rope must be default type over the whole head (PE_ERR_ROPE_TYPE otherwise),
+ * head_dim a multiple of 4 except for Pixtral (PE_ERR_HEAD_DIM), and the pairing of the kind (PE_ERR_PAIRING).
+ * With theta_i = base^(-2i/D) the rope's frequencies and q = D/4 (Pixtral: ceil(D/4), the even frequencies),
+ * positions is (2, n_positions), streams a and b:
+ *   PE_ROPE2D_PIXTRAL   half-split; pair j < q: a * theta_2j, pair q + j: b * theta_(2j+1). a = patch row,
+ *                       b = patch column (each image of a sequence from (0, 0)). HF: PixtralRotaryEmbedding.
+ *   PE_ROPE2D_QWEN2_VL  half-split; pair j < q: a * theta_2j, pair q + j: b * theta_2j. a = row, b = column,
+ *                       tokens in merge-window order. HF: VisionRotaryEmbedding(D/2), rot_pos_emb.
+ *   PE_ROPE2D_LLAMA4    interleaved pairs, frequencies as Qwen2-VL. a = column + 1, b = row + 1 (patch (0, 0)
+ *                       already turns), the CLS token a = b = 0. HF: Llama4VisionRotaryEmbedding.
+ * cos and sin are (n_positions, D/2), for pe_rope_apply with the same rope. Positions >= 0. */
+typedef enum pe_rope2d_kind {
+    PE_ROPE2D_PIXTRAL = 0,
+    PE_ROPE2D_QWEN2_VL = 1,
+    PE_ROPE2D_LLAMA4 = 2,
+    PE_ROPE2D_KIND_COUNT
+} pe_rope2d_kind;
+
+pe_status pe_rope2d_cos_sin(float *cos, float *sin, const pe_rope *rope, int32_t kind, const int32_t *positions,
+                            int32_t n_positions);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Absolute encodings, ALiBi, attention                                                           */
@@ -545,6 +612,8 @@ const int32_t *pe_abi_attention_config_layout(int32_t *count);
 const int32_t *pe_abi_sinusoidal_config_layout(int32_t *count);
 const int32_t *pe_abi_rope_apply_config_layout(int32_t *count);
 const int32_t *pe_abi_learned_add_config_layout(int32_t *count);
+/* pe_mrope_config: offsets of section and interleaved, then its sizeof. */
+const int32_t *pe_abi_mrope_config_layout(int32_t *count);
 /* pe_rope: offsets of config (the resolved config), rot_dim, n_freq, attention_scaling, then sizeof(pe_rope). */
 const int32_t *pe_abi_rope_layout(int32_t *count);
 

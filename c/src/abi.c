@@ -44,7 +44,7 @@ static const int32_t pe__sinusoidal_config_layout[] = {
 static const int32_t pe__rope_apply_config_layout[] = {
     PE__RA(batch),         PE__RA(seq),         PE__RA(heads),         PE__RA(layout),
     PE__RA(per_batch_rows), PE__RA(rotation),   PE__RA(strides.batch), PE__RA(strides.seq),
-    PE__RA(strides.heads), PE__RA(offset),
+    PE__RA(strides.heads), PE__RA(offset),      PE__RA(dtype),
     (int32_t) sizeof(pe_rope_apply_config),
 };
 
@@ -60,6 +60,10 @@ static const int32_t pe__learned_add_config_layout[] = {
         return table;                                                                                      \
     }
 PE__LAYOUT_GETTER(pe_abi_attention_config_layout, pe__attention_config_layout)
+static const int32_t pe__mrope_config_layout[] = {
+    PE__OFF_OF(pe_mrope_config, section), PE__OFF_OF(pe_mrope_config, interleaved), (int32_t) sizeof(pe_mrope_config),
+};
+PE__LAYOUT_GETTER(pe_abi_mrope_config_layout, pe__mrope_config_layout)
 PE__LAYOUT_GETTER(pe_abi_sinusoidal_config_layout, pe__sinusoidal_config_layout)
 PE__LAYOUT_GETTER(pe_abi_rope_apply_config_layout, pe__rope_apply_config_layout)
 PE__LAYOUT_GETTER(pe_abi_learned_add_config_layout, pe__learned_add_config_layout)
@@ -109,6 +113,7 @@ static const struct {
     PE__LIMIT(PE_ROPE_YARN),         PE__LIMIT(PE_ROPE_LONGROPE),   PE__LIMIT(PE_ROPE_LLAMA3),
     PE__LIMIT(PE_ROPE_PROPORTIONAL),
     PE__LIMIT(PE_SINUSOIDAL_INTERLEAVED), PE__LIMIT(PE_SINUSOIDAL_HALF), PE__LIMIT(PE_SINUSOIDAL_TENSOR2TENSOR),
+    PE__LIMIT(PE_ROPE2D_PIXTRAL),    PE__LIMIT(PE_ROPE2D_QWEN2_VL), PE__LIMIT(PE_ROPE2D_LLAMA4),
 };
 #define PE__LIMIT_COUNT ((int32_t)(sizeof pe__limits / sizeof pe__limits[0]))
 

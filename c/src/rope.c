@@ -12,6 +12,7 @@
 #include "pe_math.h"
 #include "rope_internal.h"
 #include "simd.h"
+#include "f16.h"
 
 #include <math.h>
 #include <string.h>
@@ -120,6 +121,23 @@ static void pe__cos_sin_row(float *cos, float *sin, double pos, const double *in
     }
 #endif
     for (; i < n; i++) pe__sincos_scalar(sin + i, cos + i, pos * inv_freq[i], scale);
+}
+
+/* The same with a position per pair: cos[i], sin[i] of pair_pos[i] * inv_freq[i], times scale. M-RoPE and the
+ * 2D vision ropes give each pair the position of its own axis; the angle is the same double product as
+ * above, so with every pair_pos[i] == pos the row equals pe__cos_sin_row's bit for bit (both builds). */
+void pe__rope_cos_sin_row_pairs(float *cos, float *sin, const double *pair_pos, const double *inv_freq, int32_t n,
+                                float scale) {
+    int32_t i = 0;
+#if PE_SIMD
+    pe_v128 sc = pe_f32x4_splat(scale);
+    for (; i + 4 <= n; i += 4) {
+        pe_v128 x01 = pe_f64x2_mul(pe_f64x2_load(pair_pos + i), pe_f64x2_load(inv_freq + i));
+        pe_v128 x23 = pe_f64x2_mul(pe_f64x2_load(pair_pos + i + 2), pe_f64x2_load(inv_freq + i + 2));
+        pe__sincos4(sin + i, cos + i, x01, x23, sc);
+    }
+#endif
+    for (; i < n; i++) pe__sincos_scalar(sin + i, cos + i, pair_pos[i] * inv_freq[i], scale);
 }
 
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions) {
@@ -270,6 +288,82 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
     }
 }
 
+/* 16-bit storage: the head's rotated part is widened to float32, rotated with the float32 path's arithmetic
+ * (the same products and sum per element as pe__rotate_planes / pe__rotate_interleaved, so the result is exactly
+ * the float32 apply of the widened inputs) and rounded back on store, in registers: 8 pairs per step for
+ * half-split, 4 for interleaved, the scalar conversions for the tail. The part past rot_dim is never converted (a
+ * signalling NaN there keeps its bits). bf16 / interleaved / inverse are constants after inlining: the dtype is
+ * decided once per call, never per element. */
+#define PE__ROT_A(va, vb, c, s) (inverse ? pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)) \
+                                         : pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)))
+#define PE__ROT_B(va, vb, c, s) (inverse ? pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)) \
+                                         : pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)))
+PE_INLINE void pe__rotate16(uint16_t *x, const float *cos, const float *sin, int32_t n, const int bf16,
+                            const int interleaved, const int inverse) {
+    int32_t i = 0;
+#if PE_SIMD
+#define PE__WIDEN4(v) (bf16 ? pe__bf16x4_to_f32x4(v) : pe__f16x4_to_f32x4(v))
+#define PE__NARROW4(v) (bf16 ? pe__f32x4_to_bf16x4(v) : pe__f32x4_to_f16x4(v))
+    if (interleaved) {
+        for (; i + 4 <= n; i += 4) {
+            const pe_v128 h = pe_u16x8_load(x + 2 * i);
+            const pe_v128 lo = PE__WIDEN4(pe_u32x4_extend_low_u16x8(h)), hi = PE__WIDEN4(pe_u32x4_extend_high_u16x8(h));
+            const pe_v128 va = pe_f32x4_even(lo, hi), vb = pe_f32x4_odd(lo, hi);
+            const pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
+            const pe_v128 ra = PE__ROT_A(va, vb, c, s), rb = PE__ROT_B(va, vb, c, s);
+            pe_u16x8_store(x + 2 * i, pe_u16x8_narrow_i32x4(PE__NARROW4(pe_f32x4_zip_lo(ra, rb)),
+                                                            PE__NARROW4(pe_f32x4_zip_hi(ra, rb))));
+        }
+    } else {
+        uint16_t *b = x + n;
+        for (; i + 8 <= n; i += 8) {
+            const pe_v128 ha = pe_u16x8_load(x + i), hb = pe_u16x8_load(b + i);
+            const pe_v128 a0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(ha)), a1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(ha));
+            const pe_v128 b0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(hb)), b1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(hb));
+            const pe_v128 c0 = pe_f32x4_load(cos + i), c1 = pe_f32x4_load(cos + i + 4);
+            const pe_v128 s0 = pe_f32x4_load(sin + i), s1 = pe_f32x4_load(sin + i + 4);
+            pe_u16x8_store(x + i, pe_u16x8_narrow_i32x4(PE__NARROW4(PE__ROT_A(a0, b0, c0, s0)),
+                                                        PE__NARROW4(PE__ROT_A(a1, b1, c1, s1))));
+            pe_u16x8_store(b + i, pe_u16x8_narrow_i32x4(PE__NARROW4(PE__ROT_B(a0, b0, c0, s0)),
+                                                        PE__NARROW4(PE__ROT_B(a1, b1, c1, s1))));
+        }
+    }
+#undef PE__WIDEN4
+#undef PE__NARROW4
+#endif
+    const size_t step = interleaved ? 2 : 1, other = interleaved ? 1 : (size_t)n;
+    for (; i < n; i++) {
+        uint16_t *pa = x + step * (size_t)i, *pb = pa + other;
+        const float xa = bf16 ? pe__bf16_to_f32(*pa) : pe__f16_to_f32(*pa);
+        const float xb = bf16 ? pe__bf16_to_f32(*pb) : pe__f16_to_f32(*pb);
+        const float c = cos[i], s = sin[i];
+        const float ra = inverse ? xa * c + xb * s : xa * c - xb * s;
+        const float rb = inverse ? xb * c - xa * s : xb * c + xa * s;
+        *pa = bf16 ? pe__f32_to_bf16(ra) : pe__f32_to_f16(ra);
+        *pb = bf16 ? pe__f32_to_bf16(rb) : pe__f32_to_f16(rb);
+    }
+}
+#undef PE__ROT_A
+#undef PE__ROT_B
+
+/* Loops follow the layout's memory order. */
+PE_INLINE void pe__apply16(uint16_t *x, const float *cos, const float *sin, int32_t batch, int32_t seq,
+                           int32_t heads, pe__apply_geom g, int32_t n, int bhsd, int per_batch_rows, const int bf16,
+                           const int interleaved, const int inverse) {
+    const int32_t outer = bhsd ? heads : seq, inner = bhsd ? seq : heads;
+    const size_t so = bhsd ? g.sh : g.ss, si = bhsd ? g.ss : g.sh;
+    for (int32_t b = 0; b < batch; b++) {
+        const size_t row_b = per_batch_rows ? (size_t)b * seq : 0;
+        for (int32_t o = 0; o < outer; o++) {
+            uint16_t *xo = x + (size_t)b * g.sb + (size_t)o * so;
+            for (int32_t i = 0; i < inner; i++) {
+                const size_t row = (row_b + (size_t)(bhsd ? i : o)) * (size_t)n;
+                pe__rotate16(xo + (size_t)i * si, cos + row, sin + row, n, bf16, interleaved, inverse);
+            }
+        }
+    }
+}
+
 /* Resolves the strides (0 -> dense for the layout) and checks the view: every head vector it names lies in
  * [offset, offset + extent) with extent addressable, and no two of them overlap (each is rotated in place
  * once; overlapping ones would be rotated twice). Sufficient for non-overlap: with the axes of more than
@@ -277,8 +371,7 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
  * axis whole (stride_k+1 >= stride_k * count_k), i.e. the axes nest. Every product is checked in uint64_t. */
 static pe_status pe__apply_view(pe__apply_geom *g, const pe_rope_apply_config *cfg, int32_t head_dim) {
     const int64_t D = head_dim, B = cfg->batch, S = cfg->seq, H = cfg->heads;
-    const pe_strides *st = &cfg->strides;
-    if (st->batch < 0 || st->seq < 0 || st->heads < 0 || cfg->offset < 0) return PE_ERR_SHAPE;
+    const pe_strides *st = &cfg->strides; /* signs checked by pe_rope_apply, before an empty call returns */
     /* a dense stride itself can pass 2^63 for absurd sizes: check the product before forming it */
     const int64_t f3[3] = {S, H, D};
     if (pe__count(PE__MAX_FLOATS, 3, f3) > PE__MAX_FLOATS) return PE_ERR_SHAPE;
@@ -322,7 +415,7 @@ static pe_status pe__apply_view(pe__apply_geom *g, const pe_rope_apply_config *c
     return PE_OK;
 }
 
-pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const float *sin,
+pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const float *sin,
                         const pe_rope_apply_config *cfg) {
     // x holds (batch, seq, heads) head vectors of head_dim floats; head (b, s, h) at x + offset + b*strides.batch
     // + s*strides.seq + h*strides.heads (dense BSHD or BHSD by default); cos/sin are (rows, n_freq).
@@ -332,6 +425,10 @@ pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const f
     if (heads < 1) return PE_ERR_HEADS;
     if (cfg->layout != PE_LAYOUT_BSHD && cfg->layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
     if (cfg->rotation != PE_ROTATE_FORWARD && cfg->rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
+    if (cfg->dtype < 0 || cfg->dtype >= PE_DTYPE_COUNT) return PE_ERR_FIELD_VALUE;
+    /* a call is validated before it is found empty (posenc.h, Sizes), so a bad view is refused even then */
+    const pe_strides *vs = &cfg->strides;
+    if (vs->batch < 0 || vs->seq < 0 || vs->heads < 0 || cfg->offset < 0) return PE_ERR_SHAPE;
     if ((int64_t)batch * seq == 0) return PE_OK;
     if (!x || !cos || !sin) return PE_ERR_NULL;
     /* every index below is a size_t product of these: the view and the tables must be addressable */
@@ -340,10 +437,27 @@ pe_status pe_rope_apply(const pe_rope *rope, float *x, const float *cos, const f
     if (st != PE_OK) return st;
     if (!pe__floats_fit3(cfg->per_batch_rows ? batch : 1, seq, rope->n_freq)) return PE_ERR_SHAPE;
 
-    float *xv = x + (size_t)cfg->offset;
     int32_t n = rope->n_freq;
     int bhsd = cfg->layout == PE_LAYOUT_BHSD, rows = cfg->per_batch_rows != 0;
     int interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED, inverse = cfg->rotation == PE_ROTATE_INVERSE;
+    if (cfg->dtype != PE_DTYPE_FLOAT32) {
+        uint16_t *xh = (uint16_t *)x + (size_t)cfg->offset;
+        const int bf16 = cfg->dtype == PE_DTYPE_BFLOAT16;
+#define PE__APPLY16(B16, IL, INV) pe__apply16(xh, cos, sin, batch, seq, heads, g, n, bhsd, rows, B16, IL, INV)
+        switch (bf16 * 4 + interleaved * 2 + inverse) {
+        case 0: PE__APPLY16(0, 0, 0); break;
+        case 1: PE__APPLY16(0, 0, 1); break;
+        case 2: PE__APPLY16(0, 1, 0); break;
+        case 3: PE__APPLY16(0, 1, 1); break;
+        case 4: PE__APPLY16(1, 0, 0); break;
+        case 5: PE__APPLY16(1, 0, 1); break;
+        case 6: PE__APPLY16(1, 1, 0); break;
+        default: PE__APPLY16(1, 1, 1); break;
+        }
+#undef PE__APPLY16
+        return PE_OK;
+    }
+    float *xv = (float *)x + (size_t)cfg->offset;
     /* four instantiations so the pairing and the direction are never decided inside the loops */
     if (interleaved && inverse)
         pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 1, 1);

@@ -11,4 +11,8 @@ const double *pe__rope_inv_freq_at(const pe_rope *rope, int64_t seq_len, double 
 /* 1 if every inv_freq[0..n) lies in [0, PE_ROPE_MAX_INV_FREQ] (NaN does not). */
 int pe__rope_freqs_in_range(const double *inv_freq, int32_t n);
 
+/* One cos/sin row where pair i sits at pair_pos[i] (rope.c; M-RoPE and 2D RoPE build their rows with it). */
+void pe__rope_cos_sin_row_pairs(float *cos, float *sin, const double *pair_pos, const double *inv_freq, int32_t n,
+                                float scale);
+
 #endif

@@ -19,7 +19,8 @@
  *   f64x2_nearest   round half to even; f64x2_floor toward -inf; both keep the sign of zero.
  *   f64x2_to_i32    truncation, saturating to [INT32_MIN, INT32_MAX], NaN -> 0.
  *   demote, i32->f32  round to nearest even.
- *   i32x4_shl       shift count taken mod 32.
+ *   i32x4_shl, u32x4_shr  shift count taken mod 32.
+ *   u16x8_narrow_i32x4    each signed i32 lane saturated to [0, 65535].
  *   v128_select     bitwise: (if_set & mask) | (if_clear & ~mask), every bit of the mask counts.
  * Lane 0 is the lowest address, on every ISA.
  */
@@ -102,6 +103,14 @@ PE_INLINE pe_v128 pe_i32x4_eq(pe_v128 a, pe_v128 b) { return wasm_i32x4_eq(a, b)
 PE_INLINE pe_v128 pe_i32x4_gt(pe_v128 a, pe_v128 b) { return wasm_i32x4_gt(a, b); }
 PE_INLINE pe_v128 pe_i32x4_ge(pe_v128 a, pe_v128 b) { return wasm_i32x4_ge(a, b); }
 PE_INLINE pe_v128 pe_f32x4_from_i32x4(pe_v128 v) { return wasm_f32x4_convert_i32x4(v); }
+/* 16-bit lanes, for float16 / bfloat16 storage (f16.h): 8 u16 loaded as two zero-extended u32x4 halves and
+ * packed back. narrow saturates each signed i32 lane to [0, 65535] (wasm's u16x8.narrow_i32x4). */
+PE_INLINE pe_v128 pe_u32x4_shr(pe_v128 a, int n) { return wasm_u32x4_shr(a, n); } /* logical, count mod 32 */
+PE_INLINE pe_v128 pe_u16x8_load(const uint16_t *p) { return wasm_v128_load(p); }
+PE_INLINE void pe_u16x8_store(uint16_t *p, pe_v128 v) { wasm_v128_store(p, v); }
+PE_INLINE pe_v128 pe_u32x4_extend_low_u16x8(pe_v128 v) { return wasm_u32x4_extend_low_u16x8(v); }
+PE_INLINE pe_v128 pe_u32x4_extend_high_u16x8(pe_v128 v) { return wasm_u32x4_extend_high_u16x8(v); }
+PE_INLINE pe_v128 pe_u16x8_narrow_i32x4(pe_v128 lo, pe_v128 hi) { return wasm_u16x8_narrow_i32x4(lo, hi); }
 
 /* f64x2 */
 PE_INLINE pe_v128 pe_f64x2_make(double a, double b) { return wasm_f64x2_make(a, b); }
@@ -205,6 +214,17 @@ PE_INLINE pe_v128 pe_i32x4_ge(pe_v128 a, pe_v128 b) {
     return PE__FI(_mm_cmpeq_epi32(_mm_max_epi32(PE__I(a), PE__I(b)), PE__I(a)));
 }
 PE_INLINE pe_v128 pe_f32x4_from_i32x4(pe_v128 v) { return _mm_cvtepi32_ps(PE__I(v)); }
+PE_INLINE pe_v128 pe_u32x4_shr(pe_v128 a, int n) {
+    return PE__FI(_mm_srl_epi32(PE__I(a), _mm_cvtsi32_si128(n & 31))); /* count mod 32, as wasm */
+}
+PE_INLINE pe_v128 pe_u16x8_load(const uint16_t *p) { return PE__FI(_mm_loadu_si128((const __m128i *)(const void *)p)); }
+PE_INLINE void pe_u16x8_store(uint16_t *p, pe_v128 v) { _mm_storeu_si128((__m128i *)(void *)p, PE__I(v)); }
+PE_INLINE pe_v128 pe_u32x4_extend_low_u16x8(pe_v128 v) { return PE__FI(_mm_cvtepu16_epi32(PE__I(v))); }
+PE_INLINE pe_v128 pe_u32x4_extend_high_u16x8(pe_v128 v) {
+    return PE__FI(_mm_unpackhi_epi16(PE__I(v), _mm_setzero_si128()));
+}
+/* packusdw: signed i32 -> u16 with saturation, exactly wasm's u16x8.narrow_i32x4 */
+PE_INLINE pe_v128 pe_u16x8_narrow_i32x4(pe_v128 lo, pe_v128 hi) { return PE__FI(_mm_packus_epi32(PE__I(lo), PE__I(hi))); }
 
 /* f64x2 */
 PE_INLINE pe_v128 pe_f64x2_make(double a, double b) { return PE__FD(_mm_setr_pd(a, b)); }
@@ -317,6 +337,21 @@ PE_INLINE pe_v128 pe_i32x4_eq(pe_v128 a, pe_v128 b) { PE__LANES4(r.i[l] = a.i[l]
 PE_INLINE pe_v128 pe_i32x4_gt(pe_v128 a, pe_v128 b) { PE__LANES4(r.i[l] = a.i[l] > b.i[l] ? -1 : 0); }
 PE_INLINE pe_v128 pe_i32x4_ge(pe_v128 a, pe_v128 b) { PE__LANES4(r.i[l] = a.i[l] >= b.i[l] ? -1 : 0); }
 PE_INLINE pe_v128 pe_f32x4_from_i32x4(pe_v128 v) { PE__LANES4(r.f[l] = (float)v.i[l]); }
+PE_INLINE pe_v128 pe_u32x4_shr(pe_v128 a, int n) { PE__LANES4(r.u[l] = a.u[l] >> (n & 31)); }
+PE_INLINE pe_v128 pe_u16x8_load(const uint16_t *p) { pe_v128 r; memcpy(r.u, p, 16); return r; }
+PE_INLINE void pe_u16x8_store(uint16_t *p, pe_v128 v) { memcpy(p, v.u, 16); }
+/* lane l of the u16x8 view is at byte 2l, whatever the host's endianness: memcpy through uint16_t */
+PE_INLINE uint16_t pe__u16_lane(pe_v128 v, int l) { uint16_t h; memcpy(&h, (const unsigned char *)v.u + 2 * l, 2); return h; }
+PE_INLINE pe_v128 pe_u32x4_extend_low_u16x8(pe_v128 v) { PE__LANES4(r.u[l] = pe__u16_lane(v, l)); }
+PE_INLINE pe_v128 pe_u32x4_extend_high_u16x8(pe_v128 v) { PE__LANES4(r.u[l] = pe__u16_lane(v, l + 4)); }
+PE_INLINE uint16_t pe__sat_u16(int32_t x) { return (uint16_t)(x < 0 ? 0 : x > 65535 ? 65535 : x); }
+PE_INLINE pe_v128 pe_u16x8_narrow_i32x4(pe_v128 lo, pe_v128 hi) {
+    uint16_t h[8];
+    for (int l = 0; l < 4; l++) h[l] = pe__sat_u16(lo.i[l]), h[l + 4] = pe__sat_u16(hi.i[l]);
+    pe_v128 r;
+    memcpy(r.u, h, 16);
+    return r;
+}
 
 PE_INLINE pe_v128 pe_f64x2_make(double a, double b) { pe_v128 r = {.d = {a, b}}; return r; }
 PE_INLINE pe_v128 pe_f64x2_load(const double *p) { pe_v128 r; memcpy(r.d, p, 16); return r; }

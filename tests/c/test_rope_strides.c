@@ -163,6 +163,14 @@ static void test_bad_views(void) {
     /* a stride on an axis of one element does not matter (it is never multiplied by more than 0) */
     c.strides = (pe_strides){.batch = INT64_MAX, .seq = 2 * D, .heads = D};
     CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, &c), PE_OK);
+    /* an empty call is validated first: a negative stride or offset is refused even with batch 0 (found by
+       fuzz_rope_apply) */
+    c = (pe_rope_apply_config){.batch = 0, .seq = 1, .heads = 8, .strides = {29, -1, -1}, .offset = -1};
+    CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, &c), PE_ERR_SHAPE);
+    c.strides = (pe_strides){0};
+    CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, &c), PE_ERR_SHAPE);
+    c.offset = 0;
+    CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, &c), PE_OK);
 }
 
 int main(void) {

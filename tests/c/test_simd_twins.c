@@ -3,7 +3,7 @@
  * build.sh links this binary against both native builds at once: the scalar objects as they are, and the
  * SIMD objects (simd.h's native mapping) with every global symbol renamed simd_<name>. So pe_rope_apply here
  * is the scalar kernel and simd_pe_rope_apply the SIMD one, and each random case runs both on identical
- * inputs and compares every output bit. Shapes are drawn so that every vector loop meets its scalar tail
+ * inputs and compares every output bit (x whole, so the gaps of a strided view are compared too). Shapes are drawn so that every vector loop meets its scalar tail
  * (head dims and lengths that are not multiples of 4, 8 or 32, attention tiles of 64 and 512 keys). */
 #include "posenc.h"
 #include "test_util.h"
@@ -93,13 +93,17 @@ static pe_rope_config random_rope_config(pe_rng *rng, double factors[2][PE_ROPE_
     return c;
 }
 
-static void rope_apply_both(const pe_rope *rope, float *x_scalar, float *x_simd, const float *cos,
-                            const float *sin, int32_t B, int32_t S, int32_t H, int32_t layout, int32_t per_batch,
-                            int32_t rotation, pe_status *st_scalar, pe_status *st_simd) {
-    const pe_rope_apply_config ac = {
-        .batch = B, .seq = S, .heads = H, .layout = layout, .per_batch_rows = per_batch, .rotation = rotation};
-    *st_scalar = pe_rope_apply(rope, x_scalar, cos, sin, &ac);
-    *st_simd = simd_pe_rope_apply(rope, x_simd, cos, sin, &ac);
+/* A view with gaps after each head vector, row and batch and a leading offset (q inside a fused QKV buffer, a
+ * cache with spare capacity), or the dense tensor; returns the elements x must hold. */
+static size_t random_view(pe_rope_apply_config *ac, pe_rng *rng, int32_t D) {
+    const int64_t B = ac->batch, S = ac->seq, H = ac->heads;
+    if (pe_rng_int(rng, 0, 2) == 0) return (size_t)(B * S * H * D);
+    const int64_t g1 = pe_rng_int(rng, 0, 5), g2 = pe_rng_int(rng, 0, 9), g3 = pe_rng_int(rng, 0, 17);
+    pe_strides *st = &ac->strides;
+    if (ac->layout == PE_LAYOUT_BHSD) st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
+    else st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
+    ac->offset = pe_rng_int(rng, 0, 33);
+    return (size_t)(ac->offset + (B - 1) * st->batch + (S - 1) * st->seq + (H - 1) * st->heads + D);
 }
 
 static void test_rope(void) {
@@ -138,13 +142,17 @@ static void test_rope(void) {
                         pos[(dc >= 0 ? dc : ds) / (long)nf], dc, ds);
         }
 
-        const size_t nx = (size_t)B * S * H * D;
+        pe_rope_apply_config ac = {.batch = B, .seq = S, .heads = H, .layout = pe_rng_int(&rng, 0, 1),
+                                   .per_batch_rows = per_batch};
+        ac.rotation = pe_rng_int(&rng, 0, 1);
+        const int32_t layout = ac.layout;
+        const size_t nx = random_view(&ac, &rng, (int32_t)D);
         float *x1 = xcalloc(nx, 4), *x2 = xcalloc(nx, 4);
         fill(x1, nx, &rng, 4.0f);
         memcpy(x2, x1, nx * 4);
-        const int32_t layout = pe_rng_int(&rng, 0, 1), rotation = pe_rng_int(&rng, 0, 1);
-        rope_apply_both(&rope, x1, x2, cos1, sin1, B, S, H, layout, per_batch, rotation, &s1, &s2);
-        status_diffs += s1 != s2;
+        s1 = pe_rope_apply(&rope, x1, cos1, sin1, &ac);
+        s2 = simd_pe_rope_apply(&rope, x2, cos1, sin1, &ac);
+        status_diffs += s1 != s2 || s1 != PE_OK;
         const long dx = first_diff(x1, x2, nx);
         if (dx >= 0) {
             apply_diffs++;

@@ -141,7 +141,9 @@ for (const build of BUILDS) {
                 for (let d = 0; d < D; d++) out[((b * H + h) * S + s) * D + d] = a[((b * S + s) * H + h) * D + d];
           return out;
         };
-        assert.deepEqual(r.apply(toBhsd(x), { shape: [B, S, H, D], layout: 'bhsd' }), toBhsd(y));
+        // (a bhsd shape array is the tensor's own order, [b, h, s, d]; the named form reads the same)
+        assert.deepEqual(r.apply(toBhsd(x), { shape: [B, H, S, D], layout: 'bhsd' }), toBhsd(y));
+        assert.deepEqual(r.apply(toBhsd(x), { shape: { batch: B, seq: S, heads: H, headDim: D }, layout: 'bhsd' }), toBhsd(y));
         // per-sequence positions with identical rows == shared positions
         const shared = [4, 9, 100, 1000, 65536];
         const want = r.apply(Float32Array.from(x), { shape: [B, S, H, D], positions: shared });

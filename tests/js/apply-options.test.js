@@ -46,9 +46,11 @@ for (const build of BUILDS) {
           Array.from({ length: c.B * c.S }, () => rng.int(0, 100000)), // one row per sequence
         ];
         for (const positions of forms) {
-          const opts = { shape: [c.B, c.S, c.H, D], layout: c.layout, positions, inverse: c.inverse, seqLen: c.seqLen };
+          // shapes in the tensor's own memory order
+          const dims = (h) => (c.layout === 'bhsd' ? [c.B, h, c.S, D] : [c.B, c.S, h, D]);
+          const opts = { shape: dims(c.H), layout: c.layout, positions, inverse: c.inverse, seqLen: c.seqLen };
           const wantQ = fresh(pe, c.rope, q, opts);
-          const wantK = fresh(pe, c.rope, k, { ...opts, shape: [c.B, c.S, c.kH, D] });
+          const wantK = fresh(pe, c.rope, k, { ...opts, shape: dims(c.kH) });
           const r = pe.rope(c.rope);
           const qa = Float32Array.from(q);
           const ka = Float32Array.from(k);
@@ -146,7 +148,7 @@ for (const build of BUILDS) {
         { shape: [1, 12, 3, D] }, // default 0..11
         { shape: [2, 6, 3, D], positions: Array.from({ length: 12 }, (_, i) => 100 - i) }, // per sequence
         { shape: [1, 12, 3, D], positions: Array.from({ length: 12 }, (_, i) => 100 - i) }, // same values, shared
-        { shape: [2, 6, 3, D], layout: 'bhsd', positions: [5, 6, 7, 8, 9, 10] },
+        { shape: [2, 3, 6, D], layout: 'bhsd', positions: [5, 6, 7, 8, 9, 10] }, // [b, h, s, d]
         { shape: [2, 6, 3, D], positions: [5, 6, 7, 8, 9, 10], inverse: true },
         { shape: [2, 6, 3, D], positions: [5, 6, 7, 8, 9, 10] },
       ];
@@ -221,14 +223,16 @@ for (const build of BUILDS) {
         if (positions && rng.uniform() < 0.2) positions = Array.from(positions); // same values, another object
         const B = rng.pick([1, 2]);
         const S = positions && B === 2 && rng.uniform() < 0.5 ? 2 : 4; // length 4 = batch * seq for [2, 2]
+        const heads = rng.pick([1, 3]);
+        const layout = rng.pick(['bshd', 'bhsd']);
         const o = {
-          shape: [B, S, rng.pick([1, 3]), D],
-          layout: rng.pick(['bshd', 'bhsd']),
+          shape: layout === 'bhsd' ? [B, heads, S, D] : [B, S, heads, D], // memory order
+          layout,
           positions,
           inverse: rng.uniform() < 0.2,
           seqLen: rng.uniform() < 0.2 ? rng.pick([1, 256, 1000]) : undefined,
         };
-        const x = randnF32(rng, B * S * o.shape[2] * D);
+        const x = randnF32(rng, B * S * heads * D);
         assert.deepEqual(r.apply(Float32Array.from(x), o), fresh(pe, opts, x, o), `call ${call}: ${JSON.stringify(o)}`);
       }
       r.free();
@@ -354,7 +358,7 @@ for (const build of BUILDS) {
       p[0] = i;
       r.apply(q, { shape, positions: p, k, kHeads: 2 }); // miss: a new position
       r.apply(q, { shape, positions: p }); // hit
-      r.apply(q, { shape, layout: 'bhsd' }); // default positions
+      r.apply(q, { shape: [1, 8, 1, 64], layout: 'bhsd' }); // default positions (the same tensor as [b, h, s, d])
     };
     run(0);
     const bytes = pe.memoryBytes;
@@ -396,7 +400,7 @@ for (const build of BUILDS) {
         if (kShape) {
           r.apply(kRot, { shape: kShape, layout: 'bshd', positions: kPos, seqLen });
         } else {
-          r.apply(kRot, { shape: [c.B, c.kLen, c.kvH, D], layout: 'bhsd', positions: kPos, seqLen });
+          r.apply(kRot, { shape: [c.B, c.kvH, c.kLen, D], layout: 'bhsd', positions: kPos, seqLen });
         }
         const got = pe.attention(q, kRot, v, { ...common, seqLen: c.seqLen, kRotated: true }).out;
         assert.deepEqual(got, want, 'bit for bit');

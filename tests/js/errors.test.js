@@ -10,6 +10,7 @@ const LONG24 = Array.from({ length: 24 }, () => 1);
 // [description, (pe, rope) => void, error class, ...text the message must contain]
 // `rope` is a healthy { headDim: 48 } rope; shape [2, 3, 5, 48].
 const SHAPE = [2, 3, 5, 48];
+const SHAPE_BHSD = [2, 5, 3, 48]; // the same (batch 2, seq 3, heads 5) tensor's own shape in 'bhsd'
 const N = 2 * 3 * 5 * 48;
 const ok = () => new Float32Array(N);
 
@@ -159,7 +160,7 @@ for (const build of BUILDS) {
     const x = randnF32(rng, N);
     const positions = [3, 1000, 65537, 0, 1, 2];
     const baseline = () => ({
-      y: rope.apply(Float32Array.from(x), { shape: SHAPE, layout: 'bhsd', positions }),
+      y: rope.apply(Float32Array.from(x), { shape: SHAPE_BHSD, layout: 'bhsd', positions }),
       cs: rope.cosSin([0, 7, 123456]),
     });
     const before = baseline();
@@ -170,7 +171,7 @@ for (const build of BUILDS) {
       // and the instance can still make new ropes that agree
       const fresh = pe.rope({ headDim: 48 });
       try {
-        assert.deepEqual(fresh.apply(Float32Array.from(x), { shape: SHAPE, layout: 'bhsd', positions }), before.y);
+        assert.deepEqual(fresh.apply(Float32Array.from(x), { shape: SHAPE_BHSD, layout: 'bhsd', positions }), before.y);
       } finally {
         fresh.free();
       }

@@ -119,12 +119,12 @@ for (const build of BUILDS) {
         const rope = pe.ropeFromHFConfig(configJsonOf(c.config));
         try {
           assert.equal(rope.rotaryDim, c.rotary_dim);
-          const [B, H, S, D] = c.shape; // golden tensors are [B, H, S, D]: our 'bhsd' layout
+          const [B, H, S, D] = c.shape; // golden tensors are [B, H, S, D]: our 'bhsd' layout, and its shape array
           const positions = Int32Array.from(c.position_ids.flat()); // per batch: length B * S
           const tol = TOL_APPLY * Math.max(1, c.expected.attention_scaling);
           for (const which of ['q', 'k']) {
             const x = Float32Array.from(c.inputs[which]);
-            const out = rope.apply(x, { shape: [B, S, H, D], layout: 'bhsd', positions });
+            const out = rope.apply(x, { shape: [B, H, S, D], layout: 'bhsd', positions });
             assert.equal(out, x, 'apply works in place and returns x');
             const d = maxAbsDiff(out, c.expected[`${which}_embed_f64`]);
             worst.record('apply half-split (abs)', build.name, d.err, tol, `${c.id}.${which}`);
@@ -155,7 +155,7 @@ for (const build of BUILDS) {
             if (c.variant === 'gptj') {
               // GPT-J: pairs (2i, 2i+1) of the first rotary_dim dimensions, output interleaved, rest untouched.
               const x = Float32Array.from(c.inputs[which]);
-              rope.apply(x, { shape: [B, S, H, D], layout: 'bhsd', positions });
+              rope.apply(x, { shape: [B, H, S, D], layout: 'bhsd', positions });
               const d = maxAbsDiff(x, want);
               worst.record('apply gptj interleaved (abs)', build.name, d.err, tol, `${c.id}.${which}`);
               assert.ok(d.err <= tol, `${which} abs err ${d.err} at ${d.at}`);
@@ -167,7 +167,7 @@ for (const build of BUILDS) {
               // [y0, y2, y4, ... | y1, y3, y5, ...] of the rotated part, and equally (2) the de-interleave
               // permutation followed by a half-split apply. Check both.
               const x = Float32Array.from(c.inputs[which]);
-              rope.apply(x, { shape: [B, S, H, D], layout: 'bhsd', positions });
+              rope.apply(x, { shape: [B, H, S, D], layout: 'bhsd', positions });
               const way1 = deinterleave(x, D, r);
               const d1 = maxAbsDiff(way1, want);
               worst.record('apply deepseek interleave->deinterleave (abs)', build.name, d1.err, tol, `${c.id}.${which}`);
@@ -176,7 +176,7 @@ for (const build of BUILDS) {
               const half = pe.ropeFromHFConfig(configJsonOf(c.config), { pairing: 'half' });
               try {
                 const way2 = deinterleave(Float32Array.from(c.inputs[which]), D, r);
-                half.apply(way2, { shape: [B, S, H, D], layout: 'bhsd', positions });
+                half.apply(way2, { shape: [B, H, S, D], layout: 'bhsd', positions });
                 const d2 = maxAbsDiff(way2, want);
                 worst.record('apply deepseek deinterleave->half (abs)', build.name, d2.err, tol, `${c.id}.${which}`);
                 assert.ok(d2.err <= tol, `${which} (de-interleave, then half-split apply) abs err ${d2.err} at ${d2.at}`);
@@ -229,7 +229,7 @@ test('golden RoPE configs: SIMD and scalar builds agree bit for bit (cosSin, app
     const [B, H, S, D] = c.shape;
     const positions = Int32Array.from(c.position_ids.flat());
     const pairing = interFile.cases.includes(c) ? 'interleaved' : 'half';
-    const options = { shape: [B, S, H, D], layout: 'bhsd', positions };
+    const options = { shape: [B, H, S, D], layout: 'bhsd', positions };
     for (const which of ['q', 'k']) {
       const outs = pes.map((pe) => {
         const rope = pe.ropeFromHFConfig(configJsonOf(c.config), { pairing });

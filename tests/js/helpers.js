@@ -107,6 +107,14 @@ export function defaultInvFreq(base, dim) {
  * 'interleaved', n = invFreq.length; scale multiplies cos and sin (HF's attention factor). inverse turns the
  * other way.
  */
+/**
+ * rope.apply's shape array for a logical [batch, seq, heads, headDim] in `layout`: the tensor's own memory
+ * order, what x.shape prints ([b, s, h, d] for 'bshd', [b, h, s, d] for 'bhsd').
+ */
+export function shapeFor(layout, [B, S, H, D]) {
+  return layout === 'bhsd' ? [B, H, S, D] : [B, S, H, D];
+}
+
 export function refApply(x, { shape, layout, positions, invFreq, pairing, scale = 1, inverse = false }) {
   const [B, S, H, D] = shape;
   const n = invFreq.length;

@@ -96,7 +96,7 @@ for (const build of BUILDS) {
     const positions = Int32Array.from({ length: 128 }, (_, i) => 1000 + i);
     const plain = Array.from(positions);
     const run = (k) => {
-      rope.apply(x, { shape, positions, layout: k % 2 ? 'bshd' : 'bhsd', inverse: k % 3 === 0 });
+      rope.apply(x, { shape: k % 2 ? shape : [1, 2, 128, 64], positions, layout: k % 2 ? 'bshd' : 'bhsd', inverse: k % 3 === 0 });
       rope.apply(tx, { shape, positions: plain });
       rope.apply(tx.array, { shape });
       rope.cosSin(positions);

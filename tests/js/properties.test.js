@@ -11,7 +11,7 @@
 //   rotated values): two rotations, each ~2e-7 relative to the pair's magnitude |x_a| + |x_b| (<~ 8 for randn).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILDS, loadBuild, makeRng, randnF32, maxAbsDiff, Worst } from './helpers.js';
+import { BUILDS, loadBuild, makeRng, randnF32, maxAbsDiff, Worst, shapeFor } from './helpers.js';
 
 const worst = new Worst();
 
@@ -85,7 +85,7 @@ for (const build of BUILDS) {
           const x = randnF32(rng, 2 * 6 * 3 * D);
           const positions = [0, 1, 4096, 65535, 999999, 1000000];
           for (const layout of ['bshd', 'bhsd']) {
-            const y = rope.apply(Float32Array.from(x), { shape, layout, positions });
+            const y = rope.apply(Float32Array.from(x), { shape: shapeFor(layout, shape), layout, positions });
             const nx = norms(x, D);
             const ny = norms(y, D);
             let err = 0;
@@ -148,9 +148,9 @@ for (const build of BUILDS) {
             // per-sequence positions, up to 1e6 (and past longrope's original max, so its long factors)
             const positions = Int32Array.from({ length: 15 }, (_, i) => (i % 5 === 0 ? 0 : rng.int(0, 1000000)));
             const y = Float32Array.from(x);
-            rope.apply(y, { shape, layout, positions });
+            rope.apply(y, { shape: shapeFor(layout, shape), layout, positions });
             assert.ok(maxAbsDiff(y, x).err > 1e-3, 'apply changed x');
-            rope.apply(y, { shape, layout, positions, inverse: true });
+            rope.apply(y, { shape: shapeFor(layout, shape), layout, positions, inverse: true });
             const d = maxAbsDiff(y, x);
             worst.record('apply then inverse (abs)', build.name, d.err, TOL_ROUND, `${cfg.name} ${layout}`);
             assert.ok(d.err <= TOL_ROUND, `${layout}: round trip error ${d.err} at ${d.at}`);
@@ -179,9 +179,9 @@ for (const build of BUILDS) {
             for (const delta of [1, -1, 37, -10, 123456, -999]) {
               const moved = Int32Array.from(positions, (p) => p + delta);
               const seqLen = 1; // a fixed regime (longrope: short factors) for both sides
-              const viaRerotate = rope.apply(Float32Array.from(x), { shape, layout, positions, seqLen });
-              rope.rerotate(viaRerotate, delta, { shape, layout, seqLen });
-              const direct = rope.apply(Float32Array.from(x), { shape, layout, positions: moved, seqLen });
+              const viaRerotate = rope.apply(Float32Array.from(x), { shape: shapeFor(layout, shape), layout, positions, seqLen });
+              rope.rerotate(viaRerotate, delta, { shape: shapeFor(layout, shape), layout, seqLen });
+              const direct = rope.apply(Float32Array.from(x), { shape: shapeFor(layout, shape), layout, positions: moved, seqLen });
               const d = maxAbsDiff(viaRerotate, direct);
               const tol = TOL_ROUND * Math.max(1, rope.attentionScaling());
               worst.record('rerotate vs apply at p + delta (abs)', build.name, d.err, tol, `${cfg.name} ${layout} delta ${delta}`);

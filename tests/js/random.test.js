@@ -13,8 +13,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  BUILDS, loadBuild, makeRng, randnF32, refApply, defaultInvFreq, maxAbsDiff, maxRelDiff, Worst, assertBitEqual,
-} from './helpers.js';
+  BUILDS, loadBuild, makeRng, randnF32, refApply, defaultInvFreq, maxAbsDiff, maxRelDiff, Worst, assertBitEqual, shapeFor } from './helpers.js';
 
 const TOL_REF = 1e-5;
 const TOL_COS_SIN = 2e-6;
@@ -128,7 +127,7 @@ test('SIMD vs scalar vs naive reference: apply on random shapes', async (t) => {
         const [B, S, H, D] = c.shape;
         const x = randnF32(data, B * S * H * D);
         const positionsUsed = c.positions ?? Array.from({ length: S }, (_, i) => i);
-        const outs = ropes.map((r) => r.apply(Float32Array.from(x), { shape: c.shape, layout: c.layout, positions: c.positions }));
+        const outs = ropes.map((r) => r.apply(Float32Array.from(x), { shape: shapeFor(c.layout, c.shape), layout: c.layout, positions: c.positions }));
 
         const r0 = ropes[0];
         const type = r0.type;

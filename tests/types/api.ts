@@ -6,7 +6,8 @@
 // API contract that index.d.ts declares, and pins what each returns (Expect<Equal<...>>). Lines marked as
 // expected errors are calls the types must refuse (tsc fails if such a line compiles). When the API grows
 // (index.d.ts), add its calls here.
-import { init, ModelFileError, parseSafetensors } from 'posenc';
+import { init } from 'posenc';
+import { ModelFileError, parseSafetensors } from 'posenc/model';
 import type { Posenc, Rope, Tensor, Learned, AttentionResult, TinyModel, SafetensorsInfo } from 'posenc';
 import initDefault from 'posenc';
 import { init as initUrl } from 'posenc/url';
@@ -91,7 +92,7 @@ type _withSeqLen = Expect<Equal<typeof withSeqLen, { cos: Float32Array; sin: Flo
 use(tablesNull);
 
 const x = new Float32Array(2 * 3 * 4 * 64);
-const same = r1.apply(x, { shape: [2, 3, 4, 64], layout: 'bhsd', positions: Int32Array.of(7, 8, 9), inverse: true, seqLen: 10 });
+const same = r1.apply(x, { shape: [2, 4, 3, 64], layout: 'bhsd', positions: Int32Array.of(7, 8, 9), inverse: true, seqLen: 10 }); // [b, h, s, d]
 type _applyArray = Expect<Equal<typeof same, typeof x>>; // in place: x's own type back
 r1.apply(x, { shape: [2, 3, 4, 64], positions: [0, 1, 2, 10, 11, 12] }); // per sequence: batch * seq positions
 const k = pe.tensor(2 * 3 * 2 * 64);
@@ -105,6 +106,13 @@ r1.apply(x, { shape: [2, 3, 4, 64], position: [0] });
 // @ts-expect-error x is float data
 r1.apply([1, 2, 3], { shape: [1, 1, 1, 2] });
 
+// strided views: fused QKV (k in the same buffer), named shapes, a cache with spare capacity
+r1.apply(x, { shape: { batch: 1, seq: 3, heads: 2 }, strides: { batch: 768, seq: 256, heads: 64 }, offset: 0, k: x, kHeads: 1, kStrides: { seq: 256 }, kOffset: 128 });
+r1.rerotate(x, 2, { shape: [1, 2, 3, 64], layout: 'bhsd', strides: { batch: 1024, seq: 64, heads: 512 }, offset: 64 });
+// @ts-expect-error strides is an object, not an array
+r1.apply(x, { shape: [2, 3, 4, 64], strides: [768, 256, 64] });
+// @ts-expect-error a named shape has no 'head' key
+r1.apply(x, { shape: { batch: 1, seq: 3, head: 2 } });
 const moved = r1.rerotate(k, -5, { shape: [2, 3, 2, 64], layout: 'bshd' });
 type _rerotate = Expect<Equal<typeof moved, Tensor>>;
 r1.rerotate(x, 3);
@@ -180,7 +188,7 @@ t.free();
 
 // ---- Tiny models ------------------------------------------------------------------------------------------------
 declare const safetensors: Uint8Array;
-const model: TinyModel = pe.loadModel(safetensors, {
+const model: TinyModel = await pe.loadModel(safetensors, {
   vocab_size: 64, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 256,
   max_position_embeddings: 64, position_encoding: 'rope', rope_theta: 10000,
 });
@@ -193,7 +201,7 @@ const loss: number = ev.loss, accuracy: number = ev.accuracy;
 const tokens: Int32Array = model.encode('hello');
 const text: string = model.decode(tokens);
 const info: SafetensorsInfo = parseSafetensors(safetensors);
-const viaModels: SafetensorsInfo = pe.models.parseSafetensors(safetensors);
+const viaModels: SafetensorsInfo = (await pe.models).parseSafetensors(safetensors);
 const err: Error = new ModelFileError('bad file');
 // @ts-expect-error not a position encoding
 model.forward('abc', { ropeScaling: { type: 'longrope' } });

@@ -120,6 +120,67 @@ export interface RopeOptions {
   maxPositionEmbeddings?: number;
   /** Default: no scaling ({ type: 'default' }). Unknown keys, here and in scaling, are TypeErrors. */
   scaling?: RopeScaling | null;
+  /**
+   * M-RoPE (Qwen2-VL; Qwen3-VL interleaved): each pair reads the position of one of three streams (t, h, w).
+   * Then cosSin / apply take positions [t..., h..., w...] (3 * n). pe.attention does not take such a rope.
+   */
+  mrope?: MropeOptions | null;
+}
+
+export interface MropeOptions {
+  /**
+   * mrope_section: pairs on t, h, w; each in [0, rotaryDim / 2]. Chunked: must add up to rotaryDim / 2.
+   * Interleaved: pair j takes h if j % 3 == 1 and j < 3 * section[1], w if j % 3 == 2 and j < 3 * section[2], else t.
+   */
+  section: readonly [number, number, number] | ArrayLike<number>;
+  /** Default false (chunked: Qwen2-VL, Qwen2.5-VL); true: Qwen3-VL. */
+  interleaved?: boolean;
+}
+
+/** pe.mropePositions's options: the inputs of Hugging Face's get_rope_index. */
+export interface MropePositionsOptions {
+  /** config.json: model_type ('qwen2_vl' | 'qwen2_5_vl' | 'qwen3_vl'), image/video/vision_start token ids, spatial_merge_size and tokens_per_second (top level or vision_config). */
+  config: Record<string, unknown>;
+  imageGridThw?: ReadonlyArray<ArrayLike<number>> | null;
+  videoGridThw?: ReadonlyArray<ArrayLike<number>> | null;
+  /** [batch][seq] of 0/1 (left padding). */
+  attentionMask?: ReadonlyArray<ArrayLike<number>> | ArrayLike<number> | null;
+  /** Qwen2.5-VL: seconds per temporal grid, one per video (default 1). */
+  secondPerGridTs?: ArrayLike<number> | null;
+}
+
+export type Rope2dKind = 'pixtral' | 'qwen2-vl' | 'llama4';
+export interface Rope2dOptions {
+  kind: Rope2dKind;
+  /** A multiple of 4, at most 1024. */
+  headDim: number;
+  /** Default 10000. */
+  base?: number;
+  /** pixtral: optional (bounds the grid by imageSize / patchSize); llama4: required (the square tile's side). */
+  imageSize?: number;
+  patchSize?: number;
+  /** qwen2-vl only; default 2. */
+  spatialMergeSize?: number;
+}
+/** A patch grid: one image, or the kind's list (pixtral: images [[h, w]...]; qwen2-vl: gridThw [[t, h, w]...]). */
+export interface Rope2dGrid {
+  gridH?: number;
+  gridW?: number;
+  /** qwen2-vl: frames (default 1). */
+  gridT?: number;
+  images?: ReadonlyArray<readonly [number, number]>;
+  gridThw?: ReadonlyArray<readonly [number, number, number]>;
+}
+export interface Rope2d {
+  readonly kind: Rope2dKind;
+  readonly headDim: number;
+  /** headDim / 2: the width of each cosSin row. */
+  readonly nFreq: number;
+  /** The two streams [a..., b...] the pairs turn by (pixtral / qwen2-vl: row, column; llama4: column + 1, row + 1, CLS 0). */
+  positions(grid: Rope2dGrid): Int32Array;
+  cosSin(grid: Rope2dGrid): { cos: Float32Array; sin: Float32Array; n: number };
+  apply<T extends FloatInput>(x: T, options: { shape: readonly [number, number, number, number] | ArrayLike<number>; layout?: Layout; grid: Rope2dGrid; inverse?: boolean }): T;
+  free(): void;
 }
 
 /** A rope's resolved config: what the C core resolved, in RopeOptions' shape, so pe.rope(config) rebuilds it. */
@@ -130,11 +191,50 @@ export interface RopeConfig extends RopeOptions {
   scaling: RopeScaling & { type: RopeType };
 }
 
+/** rope.apply's and rope.rerotate's named shape; headDim, when given, must be the rope's. */
+export interface RopeShape {
+  batch: number;
+  seq: number;
+  heads: number;
+  headDim?: number;
+}
+
+/**
+ * A shape: named, or an array in the tensor's own memory order, what x.shape prints in PyTorch / ORT:
+ * [batch, seq, heads, headDim] for 'bshd', [batch, heads, seq, headDim] for 'bhsd'. (Before issue 11 the
+ * array was [batch, seq, heads, headDim] whatever the layout.)
+ */
+export type RopeShapeInput = RopeShape | readonly [number, number, number, number] | ArrayLike<number>;
+
+/**
+ * Element strides of a view of head vectors (headDim stays contiguous): head (b, s, h) starts at element
+ * offset + b·batch + s·seq + h·heads. Each omitted one is the dense stride of the shape in the layout.
+ * Integers ≥ 0; head vectors that would overlap are a RangeError, and so is any element past the array.
+ *   fused per-token QKV [b, s, (h + 2kv)·d]:  q { batch: s·w, seq: w, heads: d }, offset 0; k the same, kOffset h·d
+ *                                             (w = (h + 2kv)·d: Phi-3 qkv_proj, Llama fused)
+ *   fused per-head QKV [b, s, h, 3d]:         q and k { batch: s·h·3d, seq: h·3d, heads: 3d }, offsets 0 and d
+ *                                             (GPT-NeoX, BLOOM query_key_value)
+ *   bhsd KV cache of C slots per head:        { batch: kv·C·d, seq: d, heads: C·d }, offset t0·d for slots t0 ..
+ */
+export interface RopeStrides {
+  batch?: number;
+  seq?: number;
+  heads?: number;
+}
+
 export interface ApplyOptions {
-  /** [batch, seq, heads, headDim]: the logical sizes, whatever the layout. */
-  shape: readonly [number, number, number, number] | ArrayLike<number>;
+  /** See RopeShapeInput: named, or an array in x's own memory order ([b, h, s, d] for 'bhsd'). */
+  shape: RopeShapeInput;
   /** Memory order of x; default 'bshd'. */
   layout?: Layout;
+  /**
+   * x is a strided view (RopeStrides): only its head vectors are read and written, the rest of the array is
+   * left as it is. A pe.tensor is rotated where it lies (zero-copy); a Float32Array has the span the call
+   * touches (offset .. the furthest element) copied in and out. Default: dense.
+   */
+  strides?: RopeStrides | null;
+  /** Element of x where head (0, 0, 0) starts; default 0. */
+  offset?: number | null;
   /**
    * Length seq (shared by the batch) or batch * seq (one row per sequence: left padding, packing).
    * Default 0 .. seq-1.
@@ -154,12 +254,27 @@ export interface ApplyOptions {
    * (A Float32Array viewing wasm memory that the call detached must be re-read from its tensor: only x's
    * fresh view is returned.)
    */
-  k?: FloatInput | null;
+  k?: FloatInput | Uint16Array | null;
   /**
    * Heads of k (grouped-query / multi-query attention: fewer key heads than query heads); default
-   * shape[2]. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide shape[2].
+   * the shape's heads. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide heads.
    */
   kHeads?: number;
+  /**
+   * k's view (RopeStrides; only with k; default dense for k's own shape). k may be the same array as x (a fused
+   * QKV buffer, copied once when it is a Float32Array): the q and k head vectors must not share an element
+   * (a RangeError; q and k with different batch/seq strides, or heads interleaved at different strides, are
+   * refused when they could meet).
+   */
+  kStrides?: RopeStrides | null;
+  /** Element of k where its head (0, 0, 0) starts; default 0. Only with k. */
+  kOffset?: number | null;
+  /**
+   * Storage type of x (and k); default 'float32', or 'float16' for a Float16Array. 16-bit data are a Uint16Array
+   * of raw bits (either type) or a Float16Array (float16); rotated in float32 arithmetic, rounded to nearest
+   * even on store. An array that does not match is a TypeError naming it.
+   */
+  dtype?: 'float32' | 'float16' | 'bfloat16';
 }
 
 /** The second argument of rope.cosSin in its options form. */
@@ -174,9 +289,15 @@ export interface CosSinOptions {
 }
 
 export interface RerotateOptions {
-  /** Optional: checked against x when given; every head vector turns by the same angle whatever the layout. */
-  shape?: readonly [number, number, number, number] | ArrayLike<number>;
+  /**
+   * Optional (required with strides or offset): checked against x when given (RopeShapeInput: an array is in
+   * the layout's memory order); every head vector turns by the same angle whatever the layout.
+   */
+  shape?: RopeShapeInput;
   layout?: Layout;
+  /** Re-rotate only the head vectors of this view (e.g. the used slots of a KV cache with spare capacity). */
+  strides?: RopeStrides | null;
+  offset?: number | null;
   /** Which frequencies (dynamic, longrope); default none (HF's seq_len=None). */
   seqLen?: number;
 }
@@ -199,6 +320,8 @@ export interface Rope {
   readonly config: RopeConfig;
   readonly freed: boolean;
 
+  /** M-RoPE: the section, the layout and each pair's axis (0 t, 1 h, 2 w); null for a plain rope. */
+  readonly mrope: { section: number[]; interleaved: boolean; pairAxis: Int32Array } | null;
   /** Inverse frequencies, float32. seqLen matters for dynamic and longrope; default none (HF's seq_len=None). */
   invFreq(seqLen?: number): Float32Array;
   /** Inverse frequencies in double precision: the values the kernels form angles from. */
@@ -223,13 +346,24 @@ export interface Rope {
    * once. Positions are compared by value (n integers, far less than building n · nFreq angles), so an array
    * mutated in place is noticed. Otherwise a call costs its argument checks and the kernels: nothing is
    * allocated in the steady state.
+   *
+   * Dynamic and LongRoPE with a KV cache: their frequencies depend on the sequence length, and Hugging Face
+   * keeps each cached key with the rotation of the step that produced it, choosing that step's seq_len as
+   * max(position_ids) + 1 over the whole batch. Do the same: at each step, rotate the new keys once, where they
+   * sit in the cache (strides / offset), with rope.apply(kCache, { positions, seqLen }) and seqLen = the
+   * largest position of the step's tokens in any sequence + 1; then attend with pe.attention(q, kCache, v,
+   * { rope, kRotated: true, seqLen }) at the same seqLen, so only q is rotated. Keys from before the
+   * short -> long switch then keep their short rotation, as in HF. Rotating the raw cache again at a later
+   * seqLen (kRotated false) is not what HF computes once the cache crosses the switch. Tested against a
+   * float64 reference across the switch in tests/js/strides-kvcache.test.js.
    */
-  apply<T extends FloatInput>(x: T, options: ApplyOptions): T;
+  apply<T extends FloatInput | Uint16Array>(x: T, options: ApplyOptions): T;
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta (either sign): a pure rotation, so
-   * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x.
+   * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x. An M-RoPE rope also takes
+   * [dt, dh, dw], one delta per axis.
    */
-  rerotate<T extends FloatInput>(x: T, delta: number, options?: RerotateOptions): T;
+  rerotate<T extends FloatInput>(x: T, delta: number | readonly [number, number, number], options?: RerotateOptions): T;
   /** Releases the wasm object; calling it again does nothing. Other methods then throw. */
   free(): void;
 }
@@ -329,6 +463,10 @@ export interface Posenc {
   readonly memoryBytes: number;
 
   rope(options: RopeOptions): Rope;
+  /** HF get_rope_index (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): positions [3][batch][seq] flattened, deltas per row. */
+  mropePositions(inputIds: ReadonlyArray<ArrayLike<number>> | ArrayLike<number>, options: MropePositionsOptions): { positions: Int32Array; deltas: Int32Array };
+  /** 2D RoPE of a vision encoder over a patch grid. */
+  rope2d(options: Rope2dOptions): Rope2d;
   /**
    * The RoPE of a Hugging Face config.json object as published (all that fromHFConfig reads), for one layer type.
    * Throws a TypeError naming the reason when the model has none ("this model (bloom) uses ALiBi; use

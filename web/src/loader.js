@@ -17,6 +17,8 @@ import { statusError, typeError, checkKnownKeys, knownKeys } from './errors.js';
 import { readStatuses, readLimits } from './abi.js';
 import { readRopeLayout } from './rope-options.js';
 import { rope } from './rope.js';
+import { mropePositions } from './mrope-positions.js';
+import { rope2d } from './rope2d.js';
 import { ropeFromHFConfig, fromHFConfig } from './hf-config.js';
 import { alibiSlopes, alibiBias, alibiBiasFromMask } from './alibi.js';
 import { sinusoidal, sinusoidalAdd, readSinusoidalLayout } from './sinusoidal.js';
@@ -123,6 +125,8 @@ export function createApi(exports, simd, modelSource) {
     simd,
     rope: (options) => rope(ctx, options),
     ropeFromHFConfig: (config, options) => ropeFromHFConfig(ctx, config, options),
+    mropePositions: (inputIds, options) => mropePositions(inputIds, options),
+    rope2d: (options) => rope2d(ctx, options),
     fromHFConfig: (config, options) => fromHFConfig(ctx, config, options),
     alibiSlopes: (nHeads) => alibiSlopes(ctx, nHeads),
     alibiBias: (nHeads, qLen, kLen, options) => alibiBias(ctx, nHeads, qLen, kLen, options),
@@ -171,7 +175,7 @@ export function checkComputation(pe) {
     // x: (1 batch, 1 head, 3 positions, 36) bhsd, half-split pairs (i, i + 18)
     const x = new Float32Array(3 * 36);
     for (let i = 0; i < x.length; i++) x[i] = Math.fround(Math.sin(i * 0.37) + 0.25);
-    const y = r.apply(Float32Array.from(x), { shape: [1, 3, 1, 36], layout: 'bhsd', positions: [3, 500, 77777] });
+    const y = r.apply(Float32Array.from(x), { shape: [1, 1, 3, 36], layout: 'bhsd', positions: [3, 500, 77777] });
     const pos = [3, 500, 77777];
     for (let s = 0; s < 3; s++) {
       for (let i = 0; i < 18; i++) {

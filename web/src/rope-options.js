@@ -12,6 +12,7 @@
 import { checkInt, checkNumber, checkEnum, checkKnownKeys, knownKeys, typeError, rangeError, describe, INT32_MAX } from './errors.js';
 import { SLOT, numbersLength } from './memory.js';
 import { readLayout, limit } from './abi.js';
+import { resolveMropeOption } from './mrope.js';
 
 export const ROPE_TYPES = Object.freeze(['default', 'linear', 'dynamic', 'yarn', 'longrope', 'llama3', 'proportional']);
 export const PAIRINGS = Object.freeze(['half', 'interleaved']);
@@ -43,7 +44,7 @@ export const SNAKE = Object.freeze({
   longFactor: 'long_factor',
 });
 
-const ROPE_KEYS = knownKeys('headDim', 'rotaryDim', 'base', 'pairing', 'maxPositionEmbeddings', 'scaling');
+const ROPE_KEYS = knownKeys('headDim', 'rotaryDim', 'base', 'pairing', 'maxPositionEmbeddings', 'scaling', 'mrope');
 const SCALING_KEYS = knownKeys(...new Set([...Object.keys(SNAKE), ...Object.values(SNAKE)]));
 
 /** Names of options in messages for pe.rope(); hf-config.js supplies its own (config.json key names). */
@@ -77,7 +78,7 @@ const CONFIG_FIELDS = [
 
 // pe_rope_apply_config fields in declaration order (pe_abi_rope_apply_config_layout): int32 up to rotation,
 // then int64 strides (batch, seq, heads) and offset, left 0 (dense, no offset) until the API exposes them.
-const APPLY_FIELDS = ['batch', 'seq', 'heads', 'layout', 'per_batch_rows', 'rotation', 'stride_batch', 'stride_seq', 'stride_heads', 'offset'];
+const APPLY_FIELDS = ['batch', 'seq', 'heads', 'layout', 'per_batch_rows', 'rotation', 'stride_batch', 'stride_seq', 'stride_heads', 'offset', 'dtype'];
 
 /**
  * Reads the layouts of pe_rope_config, pe_rope (as .rope: where the resolved config, n_freq and the attention
@@ -87,7 +88,8 @@ export function readRopeLayout(ctx) {
   const config = readLayout(ctx, 'pe_abi_rope_config_layout', CONFIG_FIELDS.map(([name]) => name), ['configSize', 'ropeSize']);
   const rope = readLayout(ctx, 'pe_abi_rope_layout', ['config', 'rot_dim', 'n_freq', 'attention_scaling'], ['size']);
   const apply = readLayout(ctx, 'pe_abi_rope_apply_config_layout', APPLY_FIELDS);
-  return { ...config, rope: rope.offsets, apply };
+  const mrope = readLayout(ctx, 'pe_abi_mrope_config_layout', ['section', 'interleaved']); // mrope.js
+  return { ...config, rope: rope.offsets, apply, mrope };
 }
 
 function scalingValue(s, key) {
@@ -140,6 +142,8 @@ export function resolveRopeOptions(options, names, limits) {
   if (typeof rd !== 'number') throw typeError(where, rdBound, rd);
   if (!Number.isInteger(rd) || rd < 2 || rd > hd || rd % 2 !== 0) throw rangeError(where, rdBound, rd);
   r.rotaryDim = rd;
+  // M-RoPE (mrope.js): three position streams, the section picking each pair's axis
+  if (o.mrope !== undefined && o.mrope !== null) r.mrope = resolveMropeOption(where, N('mrope'), o.mrope, rd);
 
   r.base = o.base === undefined || o.base === null ? undefined : checkNumber(where, N('base'), o.base, { positive: true });
   r.pairing = checkEnum(where, N('pairing'), o.pairing ?? 'half', PAIRINGS);

@@ -19,17 +19,23 @@ import {
   float32Length,
   stageInt32s,
 } from './memory.js';
+import { viewBuffer, viewByteOffset, viewLength, typedArraySet } from './typed-arrays.js';
+import { readShape, resolveView, viewsOverlap, newView, nestFailure } from './rope-view.js';
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, buildTable } from './rope-table.js';
+import { writeMropeConfig, mropePairAxis, mropeRows, mropeCosSin, buildMropeTable, mropeDeltas, mropeRow } from './mrope.js';
+import { resolveDtype, checkHalf, halfOverlap, halfIn, halfOut } from './rope-dtype.js';
 
 export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
 const APPLY = 'rope.apply';
-const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads');
+const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype', 'strides', 'offset', 'kStrides', 'kOffset');
 const COS_SIN_KEYS = knownKeys('seqLen', 'out');
 const OUT_KEYS = knownKeys('cos', 'sin');
-const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen');
+const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen', 'strides', 'offset');
+const X_NAMES = Object.freeze({ strides: 'options.strides', offset: 'options.offset', x: 'x' });
+const K_NAMES = Object.freeze({ strides: 'options.kStrides', offset: 'options.kOffset', x: 'options.k' });
 
 // The per-call key checks of the decode path: a switch over (interned) key strings costs a third of the Set
 // lookups of checkKnownKeys, which still names any key the switch does not know (and passes one it forgot).
@@ -43,6 +49,11 @@ function checkApplyKeys(o) {
       case 'seqLen':
       case 'k':
       case 'kHeads':
+      case 'dtype':
+      case 'strides':
+      case 'offset':
+      case 'kStrides':
+      case 'kOffset':
         continue;
       default:
         checkKnownKeys(APPLY, 'options', o, APPLY_KEYS);
@@ -66,38 +77,12 @@ function isDim(v) {
 }
 
 /**
- * shape [batch, seq, heads, headDim] -> numbers, checked against the rope's headDim and the size limit.
- * Throws TypeError / RangeError naming the offending entry.
- */
-function checkShape(where, shape, headDim) {
-  const bound = `options.shape must be [batch, seq, heads, headDim] of integers >= 1`;
-  if (shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {
-    throw typeError(where, bound, shape);
-  }
-  const n = shape.length;
-  if (n !== 4) throw new RangeError(`${where}: ${bound}, got length ${n}`);
-  const dims = [0, 0, 0, 0];
-  const axis = ['batch', 'seq', 'heads', 'headDim'];
-  for (let i = 0; i < 4; i++) {
-    dims[i] = checkInt(where, `options.shape[${i}] (${axis[i]})`, shape[i], 1, INT32_MAX);
-  }
-  if (dims[3] !== headDim) {
-    throw new RangeError(`${where}: options.shape[3] (headDim) must equal this rope's headDim ${headDim}, got ${dims[3]}`);
-  }
-  const total = dims[0] * dims[1] * dims[2] * dims[3];
-  if (total > MAX_TENSOR_LENGTH) {
-    throw new RangeError(`${where}: options.shape must hold at most ${MAX_TENSOR_LENGTH} elements, got ${total}`);
-  }
-  return dims;
-}
-
-/**
  * Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). The
  * block keeps what was written last, so a call with the same arguments (every decode step) writes nothing.
  */
-function applyConfig(st, B, S, H, layout, perBatch, rotation) {
+function applyConfig(st, B, S, H, layout, perBatch, rotation, dtype = 0) {
   const last = st.applied;
-  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation) {
+  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation && last[6] === dtype) {
     return st.applyPtr;
   }
   last[0] = B;
@@ -106,6 +91,7 @@ function applyConfig(st, B, S, H, layout, perBatch, rotation) {
   last[3] = layout;
   last[4] = perBatch;
   last[5] = rotation;
+  last[6] = dtype;
   const i32 = st.ctx.heap.i32;
   const p = st.applyPtr >>> 2;
   const o = st.ctx.ropeLayout.apply.offsets;
@@ -115,6 +101,7 @@ function applyConfig(st, B, S, H, layout, perBatch, rotation) {
   i32[p + (o.layout >>> 2)] = layout;
   i32[p + (o.per_batch_rows >>> 2)] = perBatch;
   i32[p + (o.rotation >>> 2)] = rotation;
+  i32[p + (o.dtype >>> 2)] = dtype;
   return st.applyPtr;
 }
 
@@ -165,7 +152,15 @@ class Rope {
     const scaling = { ...c.scaling };
     if (scaling.shortFactor) scaling.shortFactor = Array.from(scaling.shortFactor);
     if (scaling.longFactor) scaling.longFactor = Array.from(scaling.longFactor);
-    return { ...c, scaling };
+    const out = { ...c, scaling };
+    if (c.mrope) out.mrope = { section: [...c.mrope.section], interleaved: c.mrope.interleaved };
+    return out;
+  }
+  /** M-RoPE: { section, interleaved, pairAxis } (pairAxis: each pair's axis, 0 t, 1 h, 2 w), or null. */
+  get mrope() {
+    const st = Rope.live(this, 'rope.mrope');
+    if (st.mrope === null) return null;
+    return { section: [...st.mrope.section], interleaved: st.mrope.interleaved, pairAxis: mropePairAxis(st, 'rope.mrope') };
   }
   get freed() {
     return this.#st.ptr === 0;
@@ -203,6 +198,7 @@ class Rope {
   cosSin(positions, seqLenOrOptions) {
     const where = 'rope.cosSin';
     const st = Rope.live(this, where);
+    if (st.mrope !== null) return mropeCosSin(st, where, positions, seqLenOrOptions); // positions [3][n]
     const { heap, exports: ex } = st.ctx;
     let seqLen = seqLenOrOptions;
     let out = null;
@@ -260,9 +256,10 @@ class Rope {
   }
 
   /**
-   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads }): rotates x in place and returns it.
+   * apply(x, { shape, layout, positions, inverse, seqLen, k, kHeads, dtype }): rotates x in place and returns it.
    * With options.k, k (shape [batch, seq, kHeads, headDim], same layout) is rotated in place too, from the same
-   * cos/sin table. The table is cached per rope (rope-table.js).
+   * cos/sin table. The table is cached per rope (rope-table.js). dtype 'float16' | 'bfloat16': x (and k) are
+   * Uint16Arrays of raw bits or Float16Arrays (rope-dtype.js); a Float16Array alone means 'float16'.
    */
   apply(x, options) {
     const st = Rope.live(this, APPLY);
@@ -271,29 +268,7 @@ class Rope {
     if (o === null || typeof o !== 'object' || Array.isArray(o) || ArrayBuffer.isView(o)) o = checkOptions(APPLY, 'options', o);
     checkApplyKeys(o);
 
-    // shape: inline checks, each entry read once; checkShape() names the bad entry when one fails
-    const s = o.shape;
-    if (s === undefined) throw typeError(APPLY, 'options.shape must be [batch, seq, heads, headDim]', undefined);
-    const D = st.headDim;
-    let B;
-    let S;
-    let H;
-    if (
-      s !== null &&
-      typeof s === 'object' &&
-      s.length === 4 &&
-      isDim((B = s[0])) &&
-      isDim((S = s[1])) &&
-      isDim((H = s[2])) &&
-      s[3] === D &&
-      B * S * H * D <= MAX_TENSOR_LENGTH
-    ) {
-      // valid
-    } else {
-      [B, S, H] = checkShape(APPLY, s, D);
-    }
-    const total = B * S * H * D;
-
+    // layout first: an array shape is read in the layout's memory order
     const l = o.layout;
     const layout =
       l === undefined || l === null || l === 'bshd'
@@ -301,6 +276,35 @@ class Rope {
         : l === 'bhsd'
           ? st.layoutBhsd
           : checkEnum(APPLY, 'options.layout', l, LAYOUTS); // throws
+    const bhsd = layout === st.layoutBhsd;
+
+    // shape: inline checks, each entry read once; readShape() names the bad entry when one fails, and reads
+    // the named form
+    const s = o.shape;
+    if (s === undefined) throw typeError(APPLY, 'options.shape must be [batch, seq, heads, headDim] (bshd) or [batch, heads, seq, headDim] (bhsd), or { batch, seq, heads, headDim }', undefined);
+    const D = st.headDim;
+    let B;
+    let S;
+    let H;
+    let d1;
+    let d2;
+    if (
+      s !== null &&
+      typeof s === 'object' &&
+      s.length === 4 &&
+      isDim((B = s[0])) &&
+      isDim((d1 = s[1])) &&
+      isDim((d2 = s[2])) &&
+      s[3] === D &&
+      B * d1 * d2 * D <= MAX_TENSOR_LENGTH
+    ) {
+      S = bhsd ? d2 : d1;
+      H = bhsd ? d1 : d2;
+    } else {
+      [B, S, H] = readShape(APPLY, s, D, bhsd);
+    }
+    const total = B * S * H * D;
+
     const inv = o.inverse;
     if (inv !== undefined && inv !== null && typeof inv !== 'boolean') throw typeError(APPLY, 'options.inverse must be a boolean', inv);
     const inverse = inv === true;
@@ -322,10 +326,39 @@ class Rope {
       throw new RangeError(`${APPLY}: batch * seq * kHeads * headDim (the size of options.k) must be at most ${MAX_TENSOR_LENGTH}, got ${kTotal}`);
     }
 
+    // strides / offsets: the strided path (rope-view.js), which checks each view against its array
+    const ks = o.kStrides;
+    const ko = o.kOffset;
+    if (!hasK && ((ks !== undefined && ks !== null) || (ko !== undefined && ko !== null))) {
+      throw typeError(APPLY, `options.${ks !== undefined && ks !== null ? 'kStrides' : 'kOffset'} describes options.k; give options.k with it`, ks ?? ko);
+    }
+    const xs = o.strides;
+    const xo = o.offset;
+    if (
+      (xs !== undefined && xs !== null) ||
+      (xo !== undefined && xo !== null) ||
+      (ks !== undefined && ks !== null) ||
+      (ko !== undefined && ko !== null)
+    ) {
+      const rotation = inverse ? st.rotateInverse : st.rotateForward;
+      return applyStrided(st, x, o, xs, xo, hasK ? k : null, ks, ko, B, S, H, kH, layout, bhsd, seqLen, inverse, rotation);
+    }
+
     // x and k first: a view of wasm memory must be located before any allocation can detach it.
-    const xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+    const dtype = resolveDtype(APPLY, o.dtype, x);
+    let xLoc = -1;
     let kLoc = -1;
-    if (hasK) {
+    if (dtype !== 0) {
+      // 16-bit data are always copied in and out (rope-dtype.js)
+      checkHalf(APPLY, 'x', x, total, dtype);
+      if (hasK) {
+        checkHalf(APPLY, 'options.k', k, kTotal, dtype, 'batch * seq * kHeads * headDim');
+        if (halfOverlap(x, total, k, kTotal)) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
+      }
+    } else {
+      xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+    }
+    if (hasK && dtype === 0) {
       kLoc = locateFloat32(heap, k, kTotal, APPLY, 'options.k', 'batch * seq * kHeads * headDim');
       if (float32Overlap(x, xLoc, total, k, kLoc, kTotal)) {
         throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
@@ -336,7 +369,14 @@ class Rope {
     const p = o.positions;
     let rows = S;
     let positions = null;
-    if (p !== undefined && p !== null) {
+    if (p !== undefined && p !== null && st.mrope !== null) {
+      // M-RoPE: three streams [t, h, w] of seq or batch * seq positions each
+      rows = mropeRows(APPLY, 'options.positions', p);
+      if (rows !== S && rows !== B * S) {
+        throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+      }
+      positions = p;
+    } else if (p !== undefined && p !== null) {
       rows = positionsLength(APPLY, 'options.positions', p);
       if (rows !== S && rows !== B * S) {
         throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
@@ -349,22 +389,36 @@ class Rope {
     // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
     // inverse rotation divides the factor back out: inverse(apply(x)) == x.
     const extra = inverse ? st.inverseScale : 1;
-    if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    if (st.mrope !== null && positions !== null) {
+      if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
     const cosPtr = st.tabPtr;
     const sinPtr = cosPtr + st.tabCap * 4;
 
     const ex = st.ctx.exports;
     const perBatch = rows !== S ? 1 : 0;
     const rotation = inverse ? st.rotateInverse : st.rotateForward;
-    const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
-    const kPtr = hasK ? stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY) : 0;
-    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation));
+    let xPtr;
+    let kPtr = 0;
+    if (dtype === 0) {
+      xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
+      if (hasK) kPtr = stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY);
+    } else {
+      // both blocks first, then the copies: no allocation after a copy
+      xPtr = heap.scratch(SLOT.X, total * 2, APPLY, 'a copy of the 16-bit x');
+      if (hasK) kPtr = heap.scratch(SLOT.K, kTotal * 2, APPLY, 'a copy of the 16-bit options.k');
+      halfIn(heap, x, xPtr, total);
+      if (hasK) halfIn(heap, k, kPtr, kTotal);
+    }
+    let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (hasK) {
-      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation));
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation, dtype));
       if (status !== 0) throw st.ctx.statusError(APPLY, status);
-      if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
+      if (dtype !== 0) halfOut(heap, k, kPtr, kTotal);
+      else if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
     }
+    if (dtype !== 0) return halfOut(heap, x, xPtr, total);
     return returnFloat32(heap, x, xLoc, xPtr, total);
   }
 
@@ -376,33 +430,46 @@ class Rope {
     const where = 'rope.rerotate';
     const st = Rope.live(this, where);
     const { heap, exports: ex } = st.ctx;
-    checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
+    // M-RoPE: a delta per axis [dt, dh, dw] (mrope.js); a number shifts all three
+    const deltas = st.mrope !== null && typeof delta === 'object' && delta !== null ? mropeDeltas(where, delta) : null;
+    if (deltas === null) checkInt(where, 'delta', delta, -INT32_MAX, INT32_MAX);
     const o = checkOptions(where, 'options', options);
     checkKnownKeys(where, 'options', o, REROTATE_KEYS);
     const D = st.headDim;
+    const l = o.layout;
+    if (!(l === undefined || l === null || l === 'bshd' || l === 'bhsd')) checkEnum(where, 'options.layout', l, LAYOUTS);
+    const bhsd = l === 'bhsd';
+    const sl = seqLenArg(where, o.seqLen, st.seqLenNone);
+    const strided = (o.strides !== undefined && o.strides !== null) || (o.offset !== undefined && o.offset !== null);
     let total;
+    let dims = null;
     if (o.shape !== undefined) {
-      const [B, S, H] = checkShape(where, o.shape, D);
-      total = B * S * H * D;
+      dims = readShape(where, o.shape, D, bhsd);
+      total = dims[0] * dims[1] * dims[2] * D;
     } else {
+      if (strided) throw typeError(where, 'options.shape must be given with options.strides or options.offset', undefined);
       total = float32Length(heap, x, where, 'x');
       if (total % D !== 0) {
         throw new RangeError(`${where}: x.length must be a multiple of headDim (${D}) when options.shape is not given, got ${total}`);
       }
     }
-    const l = o.layout;
-    if (!(l === undefined || l === null || l === 'bshd' || l === 'bhsd')) checkEnum(where, 'options.layout', l, LAYOUTS); // every row turns by the same angle
-    const sl = seqLenArg(where, o.seqLen, st.seqLenNone);
+    if (strided) return rerotateStrided(st, where, x, delta, o.strides, o.offset, dims, bhsd, sl);
+    // Dense: every head vector turns by the same angle, so the layout does not matter here.
     const xLoc = locateFloat32(heap, x, total, where, 'x');
     const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
+    if (deltas !== null) {
+      // the positive parts forward, the negative ones inverse: rotations of a pair commute
+      for (const [pos3, inverse] of [[deltas.map((d) => Math.max(d, 0)), false], [deltas.map((d) => Math.max(-d, 0)), true]]) {
+        if (total === 0 || (pos3[0] === 0 && pos3[1] === 0 && pos3[2] === 0)) continue;
+        const { cosPtr, sinPtr } = mropeRow(st, where, pos3, sl, 1 / st.scale);
+        const rotation = inverse ? st.rotateInverse : st.rotateForward;
+        check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
+      }
+      return returnFloat32(heap, x, xLoc, xPtr, total);
+    }
     if (delta !== 0 && total !== 0) {
-      // One table row for position |delta|, scaled by 1/a so that a * (1/a) = 1: a pure rotation. A negative
-      // delta turns the other way. Every head vector is a row of the (rows, 1, 1, headDim) view of x.
-      const posPtr = heap.scratch(SLOT.POS, 4);
-      heap.i32[posPtr >>> 2] = Math.abs(delta);
-      const cosPtr = heap.scratch(SLOT.COS, st.nFreq * 4);
-      const sinPtr = heap.scratch(SLOT.SIN, st.nFreq * 4);
-      check(st, where, ex.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, 1, sl, 1 / st.scale));
+      // Every head vector is a row of the (rows, 1, 1, headDim) view of x.
+      const { cosPtr, sinPtr } = rerotateTable(st, where, delta, 1, sl);
       const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
       check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
     }
@@ -424,6 +491,263 @@ class Rope {
 }
 if (typeof Symbol.dispose === 'symbol') Rope.prototype[Symbol.dispose] = Rope.prototype.free;
 
+/**
+ * options.positions: length seq (shared by the batch) or batch * seq (M-RoPE: three such streams); values are
+ * checked when a table is built. Builds (or reuses) the rope's table for them; returns the row count.
+ */
+function stridedTable(st, o, B, S, seqLen, extra) {
+  const p = o.positions;
+  let rows = S;
+  let positions = null;
+  if (p !== undefined && p !== null && st.mrope !== null) {
+    rows = mropeRows(APPLY, 'options.positions', p);
+    if (rows !== S && rows !== B * S) {
+      throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+    }
+    positions = p;
+  } else if (p !== undefined && p !== null) {
+    rows = positionsLength(APPLY, 'options.positions', p);
+    if (rows !== S && rows !== B * S) {
+      throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
+    }
+    positions = p;
+  }
+  if (rows * st.nFreq > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${APPLY}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${rows * st.nFreq}`);
+  }
+  if (st.mrope !== null && positions !== null) {
+    if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  return rows;
+}
+
+/**
+ * The table of a re-rotation by `delta`: `rows` equal rows for position |delta|, scaled by 1/a so that
+ * a * (1/a) = 1 (a pure rotation); a negative delta turns the other way (the caller picks the direction).
+ */
+function rerotateTable(st, where, delta, rows, sl) {
+  const heap = st.ctx.heap;
+  const n = st.nFreq;
+  const posPtr = heap.scratch(SLOT.POS, 4);
+  heap.i32[posPtr >>> 2] = Math.abs(delta);
+  const cosPtr = heap.scratch(SLOT.COS, rows * n * 4, where, 'the cos table');
+  const sinPtr = heap.scratch(SLOT.SIN, rows * n * 4, where, 'the sin table');
+  check(st, where, st.ctx.exports.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, 1, sl, 1 / st.scale));
+  const f32 = heap.f32;
+  for (const base of [cosPtr >>> 2, sinPtr >>> 2]) {
+    for (let have = 1; have < rows; have *= 2) f32.copyWithin(base + have * n, base, base + Math.min(have, rows - have) * n);
+  }
+  return { cosPtr, sinPtr };
+}
+
+/**
+ * Writes the apply config block for a strided view (strides resolved by rope-view.js; the pointer passed to
+ * the kernel is the view's first element, so the C offset stays 0) and marks the block as not what
+ * applyConfig() last wrote. clearStrides() puts the dense zeros back.
+ */
+function stridedConfig(st, B, S, H, layout, perBatch, rotation, v, dtype = 0) {
+  applyConfig(st, B, S, H, layout, perBatch, rotation, dtype);
+  st.applied[0] = -1;
+  const i32 = st.ctx.heap.i32;
+  const p = st.applyPtr >>> 2;
+  const o = st.ctx.ropeLayout.apply.offsets;
+  // int64 fields, little-endian; every resolved stride is < 2^30 (it fits its array)
+  i32[p + (o.stride_batch >>> 2)] = v.sb;
+  i32[p + (o.stride_batch >>> 2) + 1] = 0;
+  i32[p + (o.stride_seq >>> 2)] = v.ss;
+  i32[p + (o.stride_seq >>> 2) + 1] = 0;
+  i32[p + (o.stride_heads >>> 2)] = v.sh;
+  i32[p + (o.stride_heads >>> 2) + 1] = 0;
+  i32[p + (o.offset >>> 2)] = 0;
+  i32[p + (o.offset >>> 2) + 1] = 0;
+  return st.applyPtr;
+}
+
+function clearStrides(st) {
+  const i32 = st.ctx.heap.i32;
+  const p = st.applyPtr >>> 2;
+  const o = st.ctx.ropeLayout.apply.offsets;
+  for (const f of [o.stride_batch, o.stride_seq, o.stride_heads]) {
+    i32[p + (f >>> 2)] = 0;
+    i32[p + (f >>> 2) + 1] = 0;
+  }
+  st.applied[0] = -1;
+}
+
+/**
+ * A view over elements [from, to) of a staged array x of `esz`-byte elements, made without x's own
+ * (overridable) methods: a Float32Array for float32, the bytes (Uint8Array) for 16-bit data.
+ */
+function spanOf(x, from, to, esz) {
+  return esz === 4
+    ? new Float32Array(viewBuffer(x), viewByteOffset(x) + from * 4, to - from)
+    : new Uint8Array(viewBuffer(x), viewByteOffset(x) + from * 2, (to - from) * 2);
+}
+
+/** Copies span view `span` (spanOf) into scratch slot `slot`; returns the pointer. */
+function stageSpan(heap, span, slot, where) {
+  const bytes = span.byteLength;
+  const ptr = heap.scratch(slot, bytes, where, 'a copy of the span of an array argument that the call touches');
+  if (span instanceof Float32Array) heap.f32.set(span, ptr >>> 2);
+  else heap.u8.set(span, ptr);
+  return ptr;
+}
+
+/** Copies the staged span back from ptr. */
+function unstageSpan(heap, span, ptr) {
+  if (span instanceof Float32Array) typedArraySet(span, heap.f32.subarray(ptr >>> 2, (ptr >>> 2) + span.length));
+  else typedArraySet(span, heap.u8.subarray(ptr, ptr + span.length));
+}
+
+/**
+ * Locates a strided argument: [length, loc] with loc its byte pointer in wasm memory (float32 tensors and views
+ * of wasm memory: rotated in place) or -1 (copied: any staged Float32Array, and 16-bit data always).
+ */
+function locateStrided(heap, a, name, dtype) {
+  if (dtype === 0) {
+    const len = float32Length(heap, a, APPLY, name);
+    return [len, locateFloat32(heap, a, len, APPLY, name)];
+  }
+  const len = viewLength(a);
+  checkHalf(APPLY, name, a, len, dtype);
+  return [len, -1];
+}
+
+/** rope.apply with strides / offsets (see rope-view.js for the view and the checks). */
+function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, bhsd, seqLen, inverse, rotation) {
+  const heap = st.ctx.heap;
+  const D = st.headDim;
+  const dtype = resolveDtype(APPLY, o.dtype, x);
+  const esz = dtype === 0 ? 4 : 2;
+  // locate before anything is allocated (an allocation may detach a view of wasm memory)
+  const [xLen, xLoc] = locateStrided(heap, x, 'x', dtype);
+  const xv = resolveView(APPLY, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
+  let kLoc = -1;
+  let kv = null;
+  let shared = false; // x and k are staged arrays whose touched spans share a buffer and intersect
+  if (k !== null) {
+    const [kLen, kl] = locateStrided(heap, k, 'options.k', dtype);
+    kLoc = kl;
+    kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView);
+    // x and k in the same memory (wasm memory, or one buffer of staged arrays): element addresses there
+    const inWasm = xLoc !== -1;
+    if (inWasm === (kLoc !== -1) && (inWasm || viewBuffer(x) === viewBuffer(k))) {
+      const bx = inWasm ? xLoc / esz : viewByteOffset(x) / esz;
+      const bk = inWasm ? kLoc / esz : viewByteOffset(k) / esz;
+      const why = Number.isInteger(bk - bx) ? viewsOverlap(xv, kv, bk + kv.off - (bx + xv.off), B, S, H, kH, D) : 'x and options.k are not aligned to each other';
+      if (why !== null) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once): ${why}`);
+      shared = !inWasm && bx + xv.off < bk + kv.end && bk + kv.off < bx + xv.end;
+    }
+  }
+  const extra = inverse ? st.inverseScale : 1;
+  const rows = stridedTable(st, o, B, S, seqLen, extra);
+  const cosPtr = st.tabPtr;
+  const sinPtr = cosPtr + st.tabCap * 4;
+  const perBatch = rows !== S ? 1 : 0;
+
+  // the pointers the kernel works on: a view's first element, in place or in a copy of the touched span
+  let xSpan = null;
+  let kSpan = null;
+  let xSpanPtr = 0;
+  let xPtr = xLoc !== -1 ? xLoc + xv.off * esz : 0;
+  let kPtr = kv !== null && kLoc !== -1 ? kLoc + kv.off * esz : 0;
+  if (shared) {
+    // one copy of the union of both spans, so neither copy-back undoes the other's rotation
+    const kShift = (viewByteOffset(k) - viewByteOffset(x)) / esz; // k's element 0 in x's coordinates
+    const from = Math.min(xv.off, kShift + kv.off);
+    const to = Math.max(xv.end, kShift + kv.end);
+    xSpan = spanOf(x, from, to, esz);
+    xSpanPtr = stageSpan(heap, xSpan, SLOT.X, APPLY);
+    xPtr = xSpanPtr + (xv.off - from) * esz;
+    kPtr = xSpanPtr + (kShift + kv.off - from) * esz;
+  } else {
+    // both blocks first, then the copies: no allocation after a copy
+    if (xLoc === -1) xSpan = spanOf(x, xv.off, xv.end, esz);
+    if (kv !== null && kLoc === -1) kSpan = spanOf(k, kv.off, kv.end, esz);
+    if (xSpan !== null) xSpanPtr = xPtr = heap.scratch(SLOT.X, xSpan.byteLength, APPLY, 'a copy of the span of x that the call touches');
+    if (kSpan !== null) kPtr = heap.scratch(SLOT.K, kSpan.byteLength, APPLY, 'a copy of the span of options.k that the call touches');
+    if (xSpan !== null) copySpanIn(heap, xSpan, xPtr);
+    if (kSpan !== null) copySpanIn(heap, kSpan, kPtr);
+  }
+  const ex = st.ctx.exports;
+  // A per-token fused QKV buffer (k's heads continue q's: same batch, seq and heads strides, k's first head
+  // where q's heads + 1 would be) is one view of heads + kHeads heads: rotated in one pass over each token's
+  // q | k block instead of two passes over the buffer. Each head vector gets the same arithmetic either way.
+  let merged = false;
+  if (kv !== null && xv.sb === kv.sb && xv.ss === kv.ss) {
+    const sh = H > 1 ? xv.sh : kH > 1 ? kv.sh : D;
+    if ((H === 1 || kH === 1 || xv.sh === kv.sh) && kPtr === xPtr + H * sh * esz && nestFailure(B, S, H + kH, xv.sb, xv.ss, sh, D) === -1) {
+      merged = true;
+      st.kView.sh = sh; // the merged view: x's batch and seq strides, heads stride sh
+      st.kView.sb = xv.sb;
+      st.kView.ss = xv.ss;
+    }
+  }
+  try {
+    if (merged) {
+      const status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H + kH, layout, perBatch, rotation, st.kView, dtype));
+      if (status !== 0) throw st.ctx.statusError(APPLY, status);
+      kv = null;
+    }
+    let status = merged ? 0 : ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype));
+    if (status !== 0) throw st.ctx.statusError(APPLY, status);
+    if (kv !== null) {
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype));
+      if (status !== 0) throw st.ctx.statusError(APPLY, status);
+    }
+  } finally {
+    clearStrides(st);
+  }
+  if (xSpan !== null) unstageSpan(heap, xSpan, xSpanPtr);
+  if (kSpan !== null) unstageSpan(heap, kSpan, kPtr);
+  return xLoc === -1 ? x : returnFloat32(heap, x, xLoc, xLoc, xLen);
+}
+
+function copySpanIn(heap, span, ptr) {
+  if (span instanceof Float32Array) heap.f32.set(span, ptr >>> 2);
+  else heap.u8.set(span, ptr);
+}
+
+/**
+ * rope.rerotate with strides / offset: every head vector of the view turns by the same angle. The kernel reads
+ * one table row per seq index, so the shorter of the batch and seq axes is given to it as "seq" (the axes
+ * only address elements here) and the table holds that many equal rows.
+ */
+function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
+  const heap = st.ctx.heap;
+  const D = st.headDim;
+  const [B, S, H] = dims;
+  const xLen = float32Length(heap, x, where, 'x');
+  const xLoc = locateFloat32(heap, x, xLen, where, 'x');
+  const v = resolveView(where, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
+  let span = null;
+  let xPtr;
+  if (xLoc !== -1) {
+    xPtr = xLoc + v.off * 4;
+  } else {
+    span = spanOf(x, v.off, v.end, 4);
+    xPtr = stageSpan(heap, span, SLOT.X, where);
+  }
+  if (delta !== 0) {
+    const swap = B < S;
+    const cb = swap ? S : B;
+    const cs = swap ? B : S;
+    const view = swap ? { sb: v.ss, ss: v.sb, sh: v.sh } : v;
+    const { cosPtr, sinPtr } = rerotateTable(st, where, delta, cs, sl);
+    const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
+    try {
+      check(st, where, st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view)));
+    } finally {
+      clearStrides(st);
+    }
+  }
+  if (span !== null) {
+    unstageSpan(heap, span, xPtr);
+    return x;
+  }
+  return returnFloat32(heap, x, xLoc, xLoc, xLen);
+}
+
 function check(st, where, status) {
   if (status !== 0) throw st.ctx.statusError(where, status);
 }
@@ -442,9 +766,10 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   const layout = ctx.ropeLayout;
   const cfg = writeRopeConfig(ctx, request);
   // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it), zeroed so
-  // fields this wrapper does not set keep their zero default
-  const ptr = heap.malloc(layout.ropeSize + layout.apply.size, where, 'the pe_rope');
-  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + layout.apply.size);
+  // fields this wrapper does not set keep their zero default, then its pe_mrope_config (int32s)
+  const extraSize = layout.apply.size + layout.mrope.size;
+  const ptr = heap.malloc(layout.ropeSize + extraSize, where, 'the pe_rope');
+  heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + extraSize);
   const status = ex.pe_rope_init(ptr, cfg);
   if (status !== 0) {
     heap.free(ptr);
@@ -461,12 +786,17 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     );
   }
   const config = readResolvedConfig(ctx, ptr, request);
+  if (request.mrope) config.mrope = request.mrope;
   const { limits } = ctx;
   const st = {
     ctx,
     ptr,
     applyPtr: ptr + layout.ropeSize,
-    applied: new Int32Array(6).fill(-1), // what the apply config block holds (-1: nothing yet)
+    mrope: request.mrope ?? null, // mrope.js: { section, interleaved }
+    mropePtr: ptr + layout.ropeSize + layout.apply.size,
+    applied: new Int32Array(7).fill(-1), // what the apply config block holds (-1: nothing yet)
+    xView: newView(), // strided calls: x's and k's resolved views (rope-view.js), reused
+    kView: newView(),
     config,
     headDim: config.headDim,
     nFreq: dv.getInt32(ptr + layout.rope.n_freq, true),
@@ -488,6 +818,7 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     tabExtra: 1,
     tabPos: new Int32Array(0),
   };
+  if (st.mrope !== null) writeMropeConfig(st);
   return new Rope(st);
 }
 
@@ -509,5 +840,8 @@ export function ropeHandle(ctx, rope, where, name) {
     throw new TypeError(`${where}: ${name} is a rope of another posenc instance (made by a different init())`);
   }
   if (st.ptr === 0) throw new TypeError(`${where}: ${name} is a rope that was freed`);
+  if (st.mrope !== null) {
+    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream, so it does not take M-RoPE ropes yet: rotate q and k with rope.apply(x, { positions }) and pass no rope`);
+  }
   return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq };
 }

@@ -33,10 +33,17 @@ function knownGood(rope) {
 }
 
 /**
- * makeEnv(pe, other): pe must be fresh (nothing run on it yet) so the known-good result is that of a fresh
+ * makeEnv(pe, other, { room }): pe must be fresh (nothing run on it yet) so the known-good result is that of a fresh
  * instance. other is an instance of the other build.
  */
-export function makeEnv(pe, other) {
+export function makeEnv(pe, other, { room = true } = {}) {
+  // Room to spare (room: true; the soak, which watches the memory size, takes none): the builders make several wasm views for one call (x, k, positions over tensors); had the
+  // memory to grow for a later one, the earlier views would be detached before the call, which the API rightly
+  // refuses. Growth inside a call still happens (tables, copies) and must leave the caller's views usable.
+  if (room) {
+    pe.tensor(4 << 20).free();
+    other.tensor(1 << 20).free();
+  }
   const rope = pe.rope(KG_ROPE); // kept for the whole run: its cached table must survive every bad call
   const expected = knownGood(rope);
   const canaryData = [f32Data(33, 21), f32Data(1000, 22), f32Data(7, 23)];

@@ -10,23 +10,12 @@ import fc from 'fast-check';
 import { init } from '../../../web/src/index.js';
 import { attempt, judge } from './common.js';
 import { makeEnv } from './env.js';
-import { ropeCaseArb, ropeSteps, hfCaseArb, hfSteps } from './rope-cases.js';
-import {
-  slopesCaseArb,
-  slopesSteps,
-  biasCaseArb,
-  biasSteps,
-  maskCaseArb,
-  maskSteps,
-  sinCaseArb,
-  sinSteps,
-  learnedCaseArb,
-  learnedSteps,
-  attnCaseArb,
-  attnSteps,
-  tensorCaseArb,
-  tensorSteps,
-} from './other-cases.js';
+import { ropeCaseArb, ropeSteps } from './rope-cases.js';
+import { hfCaseArb, hfSteps } from './hf-cases.js';
+import { slopesCaseArb, slopesSteps, biasCaseArb, biasSteps, maskCaseArb, maskSteps } from './alibi-cases.js';
+import { sinCaseArb, sinSteps, learnedCaseArb, learnedSteps } from './encoding-cases.js';
+import { attnCaseArb, attnSteps } from './attention-cases.js';
+import { tensorCaseArb, tensorSteps } from './tensor-cases.js';
 
 /** Entry points: [name, arbitrary of its specs, steps(spec, env), weight]. */
 export const ENTRIES = [
@@ -94,7 +83,7 @@ export async function makeEnvHolder(simd) {
  * Runs one case on env. Returns null, or { step, where, violation, damaged } for the first violation.
  * A case ends at its first refused call (the following steps build on its result).
  */
-export function runCase(c, env) {
+export function runCase(c, env, stats = null) {
   let steps;
   try {
     steps = STEPS[c.entry](c.spec, env);
@@ -116,6 +105,11 @@ export function runCase(c, env) {
       if (!step || step.skip) continue;
       const outcome = attempt(step.run);
       const violation = judge(step.plan, outcome, step.check);
+      if (stats) {
+        stats.calls++;
+        if (outcome.ok) stats[step.check ? 'checked' : 'returned']++;
+        else stats.refused++;
+      }
       try {
         step.cleanup?.();
       } catch (e) {
@@ -160,13 +154,15 @@ export function showCase(c) {
  * shrinks it (throws, for node --test). mode 'collect': keeps going, returns every distinct violation found
  * (by entry and the violation's first words), renewing the instance after damage.
  * onFinding(finding) is called for each new one; trace(case) before each case.
- * Returns { runs, findings: [{ case, where, violation }], renewals }.
+ * Returns { runs, perEntry: { entry: cases }, stats: { calls, checked, returned, refused }, findings, renewals }.
  */
 export async function fuzz({ simd, seed, runs, mode = 'assert', onFinding = () => {}, trace = null }) {
   const holder = await makeEnvHolder(simd);
   const findings = new Map();
   let needRenew = false; // a damaged instance is replaced before the next case
   let executed = 0;
+  const perEntry = {};
+  const stats = { calls: 0, checked: 0, returned: 0, refused: 0 }; // API calls made; results checked; refusals
   await fc.assert(
     fc.asyncProperty(caseArb, async (c) => {
       if (needRenew) {
@@ -174,8 +170,9 @@ export async function fuzz({ simd, seed, runs, mode = 'assert', onFinding = () =
         await holder.renew();
       }
       executed++;
+      perEntry[c.entry] = (perEntry[c.entry] ?? 0) + 1;
       trace?.(c);
-      const r = runCase(c, holder.env());
+      const r = runCase(c, holder.env(), stats);
       if (r === null) return true;
       needRenew = true; // any violation may have written where no check looks: go on with a fresh instance
       if (mode === 'collect') {
@@ -191,5 +188,5 @@ export async function fuzz({ simd, seed, runs, mode = 'assert', onFinding = () =
     }),
     { seed, numRuns: runs, includeErrorInReport: true },
   );
-  return { runs: executed, findings: [...findings.values()], renewals: holder.renewals };
+  return { runs: executed, perEntry, stats, findings: [...findings.values()], renewals: holder.renewals };
 }
