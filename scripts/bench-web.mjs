@@ -3,10 +3,11 @@
 //   - initial transfer: every response of a cold load at the top of the page (1280 × 900), gzip-compressed here
 //     as a static host would serve it, until the page is quiet;
 //   - long tasks (> 50 ms) and the worst one: during that load, during a language switch with every widget
-//     started, and during the LM extrapolation run (<pe-extrapolation> task = LM, Run).
+//     started (and while scrolling through the page after it), during the lab's Generate, and during the LM
+//     extrapolation run (<pe-extrapolation> task = LM, Run).
 // Layout shift is asserted in tests/browser/layout.test.js instead (it does not depend on the machine's speed).
 import { gzipSync } from 'node:zlib';
-import { serveStatic, launchChromium, buildSite, settle } from '../tests/browser/lib.js';
+import { serveStatic, launchChromium, buildSite, settle, languageDrawn } from '../tests/browser/lib.js';
 
 const site = await buildSite();
 const server = await serveStatic(site.dir);
@@ -43,11 +44,30 @@ try {
   for (const sel of ids) await settle(page, sel, { timeout: 120_000 });
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.waitForTimeout(500);
+  // the switch re-renders the widgets on screen (one per task); the others when a reader scrolls to them
   let t0 = await now(page);
   await page.click('pe-lang-toggle button');
-  await page.waitForFunction(() => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === 'zh'), null, { timeout: 60_000 });
+  await page.waitForFunction(() => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === 'zh' || e.dataset.relabel === 'pending'), null, { timeout: 60_000 });
   await page.waitForTimeout(500);
-  console.log(`language switch: ${summary(await longSince(page, t0))}`);
+  console.log(`language switch (widgets on screen): ${summary(await longSince(page, t0))}`);
+  t0 = await now(page);
+  await languageDrawn(page, 'zh', { timeout: 120_000 });
+  await page.waitForTimeout(500);
+  console.log(`scrolling through the page after it (every other widget relabels as it nears): ${summary(await longSince(page, t0))}`);
+
+  // the lab's Generate (16 characters, each a forward pass over the whole text): runs in the eval worker
+  await settle(page, '#attn-w');
+  await page.waitForTimeout(500);
+  t0 = await now(page);
+  await page.click('#attn-w [data-key="generate"]');
+  await page.waitForFunction(() => document.querySelector('#attn-w').dataset.generatedIn, null, { timeout: 120_000 });
+  await settle(page, '#attn-w');
+  await page.waitForTimeout(300);
+  const t1 = Number(await page.getAttribute('#attn-w', 'data-generated-at'));
+  const gen = await longSince(page, t0);
+  // the task that receives the last character also redraws the maps (one forward pass with attention)
+  const redraw = (x) => x.t <= t1 && t1 <= x.t + x.d;
+  console.log(`lab Generate (${((t1 - t0) / 1000).toFixed(1)} s, in the ${await page.getAttribute('#attn-w', 'data-generated-in')}): ${summary(gen.filter((x) => x.t < t1 && !redraw(x)))}; the redraw at the end: ${summary(gen.filter((x) => redraw(x) || x.t > t1))}`);
 
   await page.selectOption('#extra-w select[data-key="task"]', '1');
   await settle(page, '#extra-w');

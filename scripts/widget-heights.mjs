@@ -2,13 +2,17 @@
 // widths in headless Chromium and writes web/widgets/lib/heights.js, the heights base.js reserves for a widget
 // before it starts (so a page does not jump while widgets load, and a #fragment link lands where it points).
 //   node scripts/widget-heights.mjs            (after `bash build.sh wasm`; rerun when a widget's layout changes)
+//   node scripts/widget-heights.mjs --only pe-aliasing,pe-speed   (measure these; keep the others' rows as they are)
 // Two tables per widget: 'narrow' under the phone media query of lib/style.js (viewport ≤ 560 px) and 'wide'.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { repoRoot, serveStatic, launchChromium, buildSite } from '../tests/browser/lib.js';
 
 const TAGS = ['pe-why-position', 'pe-sinusoidal', 'pe-learned', 'pe-rope-rotation', 'pe-heatmap', 'pe-alibi',
-  'pe-scaling', 'pe-attention', 'pe-extrapolation', 'pe-precision', 'pe-speed', 'pe-pitfalls'];
+  'pe-scaling', 'pe-attention', 'pe-extrapolation', 'pe-precision', 'pe-aliasing', 'pe-speed', 'pe-pitfalls'];
+const onlyArg = process.argv.indexOf('--only');
+const MEASURE = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : TAGS;
+const { HEIGHTS: KEPT } = await import('../web/widgets/lib/heights.js');
 const RUNS = [
   { kind: 'narrow', viewport: 560, widths: [300, 340, 368, 400, 440, 480, 536] },
   { kind: 'wide', viewport: 1280, widths: [561, 640, 700, 760, 840, 900, 1000, 1100] },
@@ -22,7 +26,7 @@ const table = {};
 try {
   for (const run of RUNS) {
     for (const lang of LANGS) {
-      const body = run.widths.map((w) => `<div style="width:${w}px">${TAGS.map((t) => `<${t} eager data-w="${w}"></${t}>`).join('')}</div>`).join('');
+      const body = run.widths.map((w) => `<div style="width:${w}px">${MEASURE.map((t) => `<${t} eager data-w="${w}"></${t}>`).join('')}</div>`).join('');
       const file = `heights-${run.kind}-${lang}.html`;
       await writeFile(join(site.dir, file), `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"></head><body style="margin:0">${body}<script type="module" src="./posenc-widgets.js"></script></body></html>`);
       const page = await browser.newPage({ viewport: { width: run.viewport, height: 900 } });
@@ -48,6 +52,10 @@ try {
 // the mean of the languages: either one then lands within a few per cent of its reservation
 const lines = [];
 for (const tag of TAGS) {
+  if (!MEASURE.includes(tag)) {
+    if (KEPT[tag]) lines.push(`  '${tag}': { ${Object.entries(KEPT[tag]).map(([k, rows]) => `${k}: [${rows.map(([w, hh]) => `[${w}, ${hh}]`).join(', ')}]`).join(', ')} },`);
+    continue;
+  }
   const kinds = RUNS.map((run) => `${run.kind}: [${run.widths.map((w) => {
     const hs = table[tag][run.kind][w];
     return `[${w}, ${Math.round(hs.reduce((a, b) => a + b, 0) / hs.length)}]`;

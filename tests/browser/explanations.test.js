@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle } from './lib.js';
+import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, languageDrawn } from './lib.js';
 
 const PREFIX = '/some/sub/path/';
 const SHOTS = join(repoRoot, 'test-results/explanations');
@@ -355,18 +355,34 @@ test('defect 12: ALiBi tiles, head numbers, clock direction, the learned lookup 
     assert.ok(prec.note.includes(`at p = ${prec.pos} the table shows ${prec.f32} rad`), prec.note);
     assert.ok(!/about 0\.03 rad/.test(prec.note));
 
-    // the language switch re-renders the widgets near the screen at once and the rest in later tasks
+    // the language switch: no widget re-renders in the switch's own task; those on screen follow in later tasks,
+    // those off screen wait (data-relabel="pending") until they near the viewport
     const ids = await page.$$eval('main [id]', (els) => els.filter((e) => e.localName.startsWith('pe-')).map((e) => `#${e.id}`));
     for (const sel of ids) await settle(page, sel, { timeout: 60_000 });
     await page.evaluate(() => window.scrollTo(0, 0));
-    const firstTask = await page.evaluate(async () => {
+    await page.waitForTimeout(300);
+    const sw = await page.evaluate(() => {
+      const all = [...document.querySelectorAll('main .pe-widget[data-draws]')];
+      const seen = (e) => { const r = e.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; };
       window.posencWidgets.setLang('zh');
-      await Promise.resolve();
-      const all = [...document.querySelectorAll('.pe-widget[data-draws]')];
-      return { zh: all.filter((e) => e.dataset.lang === 'zh').length, all: all.length };
+      return {
+        zhNow: all.filter((e) => e.dataset.lang === 'zh').length,
+        onScreen: all.filter(seen).map((e) => `#${e.id}`),
+        pending: all.filter((e) => e.dataset.relabel === 'pending').map((e) => `#${e.id}`),
+        all: all.map((e) => `#${e.id}`),
+      };
     });
-    assert.ok(firstTask.zh >= 1 && firstTask.zh <= 4, `${firstTask.zh} of ${firstTask.all} widgets re-rendered in the switch's own task`);
-    await page.waitForFunction(() => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === 'zh'), null, { timeout: 30_000 });
+    assert.equal(sw.zhNow, 0, 'no widget re-renders inside the switch');
+    assert.ok(sw.onScreen.length >= 1, 'a widget is on screen');
+    assert.deepEqual(sw.pending, sw.all.filter((id) => !sw.onScreen.includes(id)), 'exactly the off-screen widgets wait');
+    await page.waitForFunction((on) => on.every((id) => document.querySelector(id).dataset.lang === 'zh'), sw.onScreen);
+    await page.waitForTimeout(500);
+    const still = await page.$$eval('main .pe-widget[data-relabel="pending"]', (es) => es.map((e) => `#${e.id}:${e.dataset.lang}`));
+    assert.deepEqual(still, sw.pending.map((id) => `${id}:en`), 'off-screen widgets keep their language until they are near');
+    await page.locator('#pitfalls-w').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelector('#pitfalls-w').dataset.lang === 'zh');
+    assert.equal(await page.$eval('#scaling-w', (e) => `${e.dataset.relabel}:${e.dataset.lang}`), 'pending:en', 'a widget far from the reader still waits');
+    await languageDrawn(page, 'zh');
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

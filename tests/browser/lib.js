@@ -106,10 +106,28 @@ export async function settle(page, selector, { timeout = 30_000 } = {}) {
   }, selector);
 }
 
-/** Waits until every widget that has drawn has drawn again in `lang` (a language switch re-renders them in turn). */
-export function languageDrawn(page, lang, { timeout = 30_000 } = {}) {
-  return page.waitForFunction((l) => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === l || e.hasAttribute('lang')),
-    lang, { timeout });
+/**
+ * Waits until every widget that has drawn has drawn again in `lang`. A language switch re-renders the widgets on
+ * screen in turn and the others only when they near the viewport (data-relabel="pending"), so this scrolls to
+ * each pending one, as a reader would, and then back to where the page was.
+ */
+export async function languageDrawn(page, lang, { timeout = 30_000 } = {}) {
+  const drawn = (l) => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === l || e.hasAttribute('lang'));
+  const scrollY = await page.evaluate(() => window.scrollY);
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const visited = await page.evaluate(() => {
+      const e = document.querySelector('.pe-widget[data-relabel="pending"]');
+      if (!e) return false;
+      e.scrollIntoView({ block: 'center' });
+      window.__peVisit = e;
+      return true;
+    });
+    if (!visited) break;
+    await page.waitForFunction(() => window.__peVisit.dataset.relabel !== 'pending', null, { timeout: Math.max(1000, deadline - Date.now()) });
+  }
+  await page.waitForFunction(drawn, lang, { timeout: Math.max(1000, deadline - Date.now()) });
+  await page.evaluate((y) => window.scrollTo(0, y), scrollY);
 }
 
 /**
@@ -182,7 +200,7 @@ export function visibleTexts(page, selector = 'body') {
  * it has a word of two or more Latin letters (only letters: float32, d_model, rope.cosSin, 8B are identifiers)
  * that is not one of these.
  */
-export const SAME_IN_CHINESE = /^(RoPE|YaRN|ALiBi|NoPE|LongRoPE|Llama|NeoX|GPT|HF|Meta|Qwen|DeepSeek|Mistral|SIMD|posenc|npm|JSON|config|eval|OPT|NTK|PI|rad|ln|exp|sin|cos|log|max|min|softmax|PE)$/i;
+export const SAME_IN_CHINESE = /^(RoPE|YaRN|ALiBi|NoPE|LongRoPE|Llama|NeoX|GPT|HF|Meta|Qwen|VL|DeepSeek|Mistral|SIMD|posenc|npm|JSON|config|eval|OPT|NTK|PI|rad|ln|exp|sin|cos|log|max|min|softmax|PE)$/i;
 
 export function isEnglish(text) {
   return text.split(/[^A-Za-z0-9_.]+/).some((w) => /^[A-Za-z]{2,}$/.test(w) && !SAME_IN_CHINESE.test(w));

@@ -237,6 +237,9 @@ test('<pe-attention>: predictions and attention maps per layer and head, every e
     });
     await changes(page, sel, 'Generate', () => page.click(`${sel} [data-key="generate"]`));
     assert.match(await page.inputValue(`${sel} input[data-key="text"]`), /^\.hello\|hel/);
+    // Generate ran in the worker (the page stays free) and appended the 16 characters the element asks for
+    assert.equal(await page.getAttribute(sel, 'data-generated-in'), 'worker');
+    assert.equal([...await page.inputValue(`${sel} input[data-key="text"]`)].length, '.hello|hel'.length + 16);
     await changes(page, sel, 'RoPE scaling', () => choose(page, sel, 'scaling', 4));
     await changes(page, sel, 'New example', () => page.click(`${sel} [data-key="example"]`));
     for (const [i, enc] of [[0, 'none'], [1, 'sinusoidal'], [2, 'learned'], [4, 'alibi']]) {

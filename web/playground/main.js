@@ -21,6 +21,28 @@ const STRINGS = {
     'sec.precision': 'Precision',
     'sec.speed': 'Speed',
     'sec.pitfalls': 'Pitfalls',
+    'sec.references': 'References',
+    'lede.references': 'The papers and posts behind each section, in the order the ideas appear on this page.',
+    'cite.label': 'Where the ideas come from:',
+    'cite.etal': 'et al.',
+    'idea.nope': 'a decoder without any position encoding (NoPE) can still work out order from the causal mask:',
+    'idea.sin': 'the sinusoidal table:',
+    'idea.learnedcmp': 'learned positions, compared with it:',
+    'idea.rope': 'rotary embeddings:',
+    'idea.barbero': 'which RoPE frequencies models really use:',
+    'idea.mrope': 'RoPE over time, height and width (M-RoPE, Qwen2-VL):',
+    'idea.alibi': 'ALiBi:',
+    'idea.pi': 'position interpolation:',
+    'idea.ntk': 'NTK-aware scaling:',
+    'idea.dynamic': 'dynamic NTK:',
+    'idea.yarn': 'YaRN:',
+    'idea.longrope': 'LongRoPE:',
+    'idea.llama3': 'Llama 3 scaling:',
+    'idea.nopelab': 'NoPE against the others on length generalisation:',
+    'code.title': 'In code',
+    'code.copy': 'Copy',
+    'code.copied': 'Copied',
+    'toc.progress': 'section {n} of {total}',
     'lede.why': 'Attention compares every token with every other token, and nothing in that comparison says where a token stands. Without a position encoding, \u201c猫 吃 鱼\u201d (cat eats fish) and \u201c鱼 吃 猫\u201d (fish eats cat) look the same to it.',
     'lede.sinusoidal': 'The original Transformer adds a fixed table of sines and cosines to the token embeddings: each pair of columns is a clock hand turning at its own speed.',
     'lede.learned': 'GPT-2 and OPT learn one vector per position instead. It works well inside the trained range, and there is simply nothing to look up past it.',
@@ -49,6 +71,28 @@ const STRINGS = {
     'sec.precision': '数值精度',
     'sec.speed': '速度',
     'sec.pitfalls': '常见陷阱',
+    'sec.references': '参考文献',
+    'lede.references': '各节背后的论文与帖子，按它们在本页出现的顺序排列。',
+    'cite.label': '这些想法的出处：',
+    'cite.etal': '等',
+    'idea.nope': '不加任何位置编码的解码器（NoPE）仍能从因果掩码推断顺序：',
+    'idea.sin': '正弦位置表：',
+    'idea.learnedcmp': '可学习位置及其与正弦表的比较：',
+    'idea.rope': '旋转位置编码：',
+    'idea.barbero': '模型实际用到哪些 RoPE 频率：',
+    'idea.mrope': '在时间、高度、宽度上的 RoPE（M-RoPE，Qwen2-VL）：',
+    'idea.alibi': 'ALiBi：',
+    'idea.pi': '位置插值：',
+    'idea.ntk': 'NTK 感知缩放：',
+    'idea.dynamic': '动态 NTK：',
+    'idea.yarn': 'YaRN：',
+    'idea.longrope': 'LongRoPE：',
+    'idea.llama3': 'Llama 3 的缩放：',
+    'idea.nopelab': 'NoPE 与其他编码在长度泛化上的比较：',
+    'code.title': '代码',
+    'code.copy': '复制',
+    'code.copied': '已复制',
+    'toc.progress': '第 {n} 节，共 {total} 节',
     'lede.why': '注意力让每个词元与所有其他词元比较，而这种比较本身并不知道词元的位置。没有位置编码，“猫 吃 鱼”和“鱼 吃 猫”在它看来是一样的。',
     'lede.sinusoidal': '最初的 Transformer 把一张固定的正弦、余弦表加到词嵌入上：每一对列就像一根以自己速度转动的时钟指针。',
     'lede.learned': 'GPT-2 和 OPT 则为每个位置学习一个向量。在训练长度之内效果很好，超出之后就根本无表可查。',
@@ -69,16 +113,107 @@ function translatePage(api) {
   document.title = t('page.title');
 }
 
+// The table of contents stays at the top of the screen and says where the reader is: the section whose
+// heading was passed last is marked (aria-current="location", data-current on <nav>), and the bar under the
+// links fills with the share of the page read so far.
+function tocProgress() {
+  const nav = document.querySelector('nav.toc');
+  if (!nav) return;
+  const links = [...nav.querySelectorAll('a[href^="#"]')];
+  const sections = links.map((a) => document.getElementById(a.getAttribute('href').slice(1))).filter(Boolean);
+  const bar = nav.querySelector('.toc-progress span');
+  let frame = 0;
+  const update = () => {
+    frame = 0;
+    const line = nav.getBoundingClientRect().bottom + 48; // below the scroll margin a jump leaves
+    let current = 0;
+    sections.forEach((s, i) => { if (s.getBoundingClientRect().top <= line) current = i; });
+    // at the foot of the page the last sections cannot reach the line: the lowest one on screen is being read
+    const max = document.documentElement.scrollHeight - innerHeight;
+    if (scrollY >= max - 2) sections.forEach((s, i) => { if (s.getBoundingClientRect().top < innerHeight * 0.6) current = Math.max(current, i); });
+    links.forEach((a, i) => {
+      if (i === current) a.setAttribute('aria-current', 'location');
+      else a.removeAttribute('aria-current');
+    });
+    if (nav.dataset.current !== sections[current].id) {
+      nav.dataset.current = sections[current].id;
+      // on a phone the links scroll sideways: keep the current one in view
+      const a = links[current], ol = a.closest('ol');
+      if (ol.scrollWidth > ol.clientWidth) ol.scrollTo({ left: a.offsetLeft - ol.clientWidth / 2 + a.offsetWidth / 2 });
+    }
+    bar.style.transform = `scaleX(${max > 0 ? Math.min(1, scrollY / max) : 1})`;
+  };
+  addEventListener('scroll', () => { frame ||= requestAnimationFrame(update); }, { passive: true });
+  addEventListener('resize', () => { frame ||= requestAnimationFrame(update); });
+  update();
+}
+
+// Copy buttons beside each code listing.
+function copyButtons(api) {
+  for (const b of document.querySelectorAll('.code-pair button.copy')) {
+    b.addEventListener('click', async () => {
+      const code = b.closest('figure').querySelector('code').textContent;
+      try {
+        await navigator.clipboard.writeText(code);
+      } catch {
+        // no clipboard permission (an http page, a headless test): select the text for Ctrl+C instead
+        const r = document.createRange();
+        r.selectNodeContents(b.closest('figure').querySelector('code'));
+        getSelection().removeAllRanges();
+        getSelection().addRange(r);
+      }
+      b.textContent = api.t('code.copied');
+      b.dataset.copied = '';
+      setTimeout(() => { b.textContent = api.t('code.copy'); delete b.dataset.copied; }, 1500);
+    });
+  }
+}
+
+// After a jump to a section (#fragment on load, a table-of-contents link), the widgets around it start and
+// settle their heights within a moment; a widget just above the target, whose tail sits under the sticky bar,
+// can be the browser's scroll anchor and push the target down. Until the reader scrolls (or 5 s pass), the
+// target is put back at the top whenever the page's height changes, before the browser paints.
+function pinJumpTarget(target) {
+  if (!target || typeof ResizeObserver !== 'function') return;
+  const main = document.querySelector('main');
+  let height = main.offsetHeight;
+  const ro = new ResizeObserver(() => {
+    if (main.offsetHeight === height) return; // the observer's first call reports the size it started with
+    height = main.offsetHeight;
+    target.scrollIntoView({ block: 'start' });
+  });
+  const EVENTS = ['wheel', 'touchstart', 'keydown', 'mousedown'];
+  const stop = () => {
+    ro.disconnect();
+    for (const ev of EVENTS) removeEventListener(ev, stop, true);
+  };
+  for (const ev of EVENTS) addEventListener(ev, stop, { capture: true, passive: true });
+  setTimeout(stop, 5000);
+  ro.observe(main);
+}
+
+const hashTarget = () => {
+  try {
+    return location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+  } catch {
+    return null;
+  }
+};
+
 function start(api) {
   api.registerStrings(STRINGS);
   translatePage(api);
+  tocProgress();
+  copyButtons(api);
   document.addEventListener('pe-lang-change', () => translatePage(api));
   document.documentElement.dataset.page = 'ready';
   // the widgets now hold their heights: show a page opened at #section, on that section (index.html)
   if (document.documentElement.hasAttribute('data-jump')) {
-    document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView({ block: 'start' });
+    hashTarget()?.scrollIntoView({ block: 'start' });
     document.documentElement.removeAttribute('data-jump');
+    pinJumpTarget(hashTarget());
   }
+  addEventListener('hashchange', () => pinJumpTarget(hashTarget()));
 }
 
 if (window.posencWidgets) start(window.posencWidgets);

@@ -18,6 +18,7 @@ import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, select, text, button } from './lib/controls.js';
 import { heatmap } from './lib/heatmap.js';
 import { copyExample, lmStream, argmaxRows } from './lib/tasks.js';
+import { generateOffThread, workerInUse } from './lib/evaluate.js';
 
 registerStrings({
   en: {
@@ -45,6 +46,7 @@ registerStrings({
     'at.input': 'input',
     'at.example': 'New example',
     'at.generate': 'Generate',
+    'at.generating': 'generating off the page: {done} of {n} characters…',
     'at.loading': 'loading the {name} model…',
     'at.row.input': 'input',
     'at.row.pred': 'predicts next',
@@ -87,6 +89,7 @@ registerStrings({
     'at.input': '输入',
     'at.example': '换一个例子',
     'at.generate': '生成',
+    'at.generating': '正在后台生成：第 {done} 个字符，共 {n} 个…',
     'at.loading': '正在加载 {name} 模型…',
     'at.row.input': '输入',
     'at.row.pred': '预测下一个',
@@ -238,18 +241,40 @@ class PeAttention extends PeElement {
     this.setState({ text: t });
   }
 
+  // Generate runs in the eval worker (lib/evaluate.js): each step is a forward pass over the whole text, and
+  // 16 of them held the page for ~2 s. The input shows each new character as it arrives; the maps are redrawn
+  // once, at the end.
   async generate() {
+    if (this.generating) return;
     const model = await this.loadModel();
-    let t = this.currentText || this.defaultText(model, this.loaded.check);
+    const start = this.currentText || this.defaultText(model, this.loaded.check);
     const maxLen = model.positionEncoding === 'learned' ? model.maxPositionEmbeddings : 512;
-    for (let k = 0; k < this.state.generate && [...t].length < maxLen; k++) {
-      const ids = model.encode(t);
-      const { logits } = model.forward(ids, { ropeScaling: this.ropeScaling(model) });
-      const V = model.vocabSize;
-      const last = argmaxRows(logits.subarray((ids.length - 1) * V), 1, V)[0];
-      t += model.vocab[last];
+    const steps = Math.max(0, Math.min(this.state.generate, maxLen - [...start].length));
+    const buttonEl = this.body.querySelector('[data-key="generate"]');
+    const input = this.body.querySelector('input[data-key="text"]');
+    const status = h('p', { class: 'pe-note', 'data-role': 'generate-progress' }, this.t('at.generating', { done: 0, n: steps }));
+    this.msg.replaceChildren(status);
+    this.generating = true;
+    if (buttonEl) buttonEl.disabled = true;
+    this.dataset.generating = '0';
+    try {
+      const t = await this.busy(generateOffThread(this, this.modelName, model, start, {
+        steps, maxLen, ropeScaling: this.ropeScaling(model),
+        onStep: (done, partial) => {
+          status.textContent = this.t('at.generating', { done, n: steps });
+          if (input?.isConnected) input.value = partial;
+          this.dataset.generating = String(done);
+        },
+      }));
+      this.dataset.generatedIn = workerInUse() ? 'worker' : 'page';
+      this.dataset.generatedAt = String(performance.now()); // the bench tells the generation from the redraw after it
+      this.setText(t);
+    } finally {
+      this.generating = false;
+      delete this.dataset.generating;
+      const b = this.body?.querySelector('[data-key="generate"]');
+      if (b) b.disabled = false;
     }
-    this.setText(t);
   }
 
   ropeScaling(model) {

@@ -228,29 +228,26 @@ export function parseAttr(value, spec) {
 
 const COMMON_ATTRS = ['lang', 'models-base', 'simd'];
 
-// A language switch re-renders every widget of the page. The ones on screen (and a screen either side) go at
-// once, the rest one per task after them, so the switch never holds the page in one long task. Each rendered
-// widget carries data-lang="<its language>" (tests wait for it).
+// A language switch re-renders the page's widgets one per task, so the switch never holds the page in one long
+// task: the widgets on screen go first (in page order, from the task after the switch); the others wait until
+// they come near the viewport (data-relabel="pending" until then), so a reader scrolling there finds them in
+// the new language and a page of twelve widgets does not spend seconds relabelling what nobody sees.
+// Each rendered widget carries data-lang="<its language>" (tests wait for it).
 const relabelQueue = [];
-let relabelScheduled = false;
-function relabel(el, render) {
-  const r = el.getBoundingClientRect();
-  const vh = window.innerHeight || 800;
-  if (r.bottom > -vh && r.top < 2 * vh) {
-    render();
-    return;
-  }
-  relabelQueue.push(render);
-  if (relabelScheduled) return;
-  relabelScheduled = true;
-  const next = () => {
-    const job = relabelQueue.shift();
-    if (job) job();
-    if (relabelQueue.length) setTimeout(next, 0);
-    else relabelScheduled = false;
-  };
-  setTimeout(next, 0);
+let relabelTimer = 0;
+function runRelabel() {
+  relabelTimer = 0;
+  relabelQueue.shift()?.();
+  if (relabelQueue.length) relabelTimer = setTimeout(runRelabel, 0);
 }
+function queueRelabel(job) {
+  relabelQueue.push(job);
+  relabelTimer ||= setTimeout(runRelabel, 0);
+}
+const onScreen = (el) => {
+  const r = el.getBoundingClientRect();
+  return r.bottom > 0 && r.top < (window.innerHeight || 800) && r.width + r.height > 0;
+};
 
 // ── the base class ────────────────────────────────────────────────────────────────────────────────────────
 
@@ -274,6 +271,7 @@ export class PeElement extends HTMLElement {
   #errorMsg = null;
   #reserved = false;
   #fontsSeen = false;
+  #relabelIo = null;
 
   constructor() {
     super();
@@ -338,7 +336,7 @@ export class PeElement extends HTMLElement {
     if (!this.#started) this.#reserve();
     this.#offLang ??= onLangChange(() => {
       if (this.hasAttribute('lang')) return;
-      if (this.#started) relabel(this, () => this.#queueRender());
+      if (this.#started) this.#relabel();
       else if (this.body?.querySelector('.pe-loading')) this.#status(this.t('pe.loading'), 'pe-loading');
       const box = this.querySelector(':scope > .pe-error');
       if (box && this.#errorMsg !== null) box.textContent = this.t('pe.error', { msg: this.#errorMsg });
@@ -365,6 +363,8 @@ export class PeElement extends HTMLElement {
       if (this.isConnected) return;
       this.#io?.disconnect();
       this.#io = null;
+      this.#relabelIo?.disconnect();
+      this.#relabelIo = null;
       this.#offLang?.();
       this.#offLang = null;
       this.#abort?.abort();
@@ -386,6 +386,42 @@ export class PeElement extends HTMLElement {
       this.body?.replaceChildren();
       this.body = null;
     });
+  }
+
+  // A language switch for this widget: at once (next free task) when on screen, else when it nears the viewport.
+  #relabel() {
+    // render() and draw() go in two tasks (the draw straight after, before any other widget's), each about
+    // half a widget's cost; the element keeps its height in between so nothing below it moves
+    const job = () => {
+      delete this.dataset.relabel;
+      if (!(this.#started && this.body && this.dataset.lang !== this.lang)) return;
+      const held = !this.style.minHeight;
+      if (held) this.style.minHeight = `${this.getBoundingClientRect().height}px`;
+      this.#renderNow({
+        drawLater: (draw) => relabelQueue.unshift(() => {
+          try {
+            if (this.body) draw();
+          } finally {
+            if (held) requestAnimationFrame(() => { if (!this.#reserved) this.style.minHeight = ''; });
+          }
+        }),
+      });
+      relabelTimer ||= setTimeout(runRelabel, 0);
+    };
+    this.#relabelIo?.disconnect();
+    this.#relabelIo = null;
+    if (onScreen(this) || typeof IntersectionObserver !== 'function') {
+      queueRelabel(job);
+      return;
+    }
+    this.dataset.relabel = 'pending';
+    this.#relabelIo = new IntersectionObserver((entries) => {
+      if (!entries.some((e) => e.isIntersecting)) return;
+      this.#relabelIo?.disconnect();
+      this.#relabelIo = null;
+      queueRelabel(job);
+    }, { rootMargin: '300px 0px' });
+    this.#relabelIo.observe(this);
   }
 
   /** Attributes whose change re-runs setup() (which model to load, …); models-base and simd always do. */
@@ -449,8 +485,11 @@ export class PeElement extends HTMLElement {
     });
   }
 
-  #renderNow() {
+  #renderNow({ drawLater = null } = {}) {
     this.dataset.lang = this.lang;
+    // the content says its own language: a page switching <html lang> then re-lays out its own prose only, and
+    // each widget's text is re-shaped in the task that re-renders it (a widget still waiting is still English)
+    this.body.lang = this.lang === 'zh' ? 'zh-CN' : 'en';
     const focusKey = this.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
     this.body.replaceChildren();
     this.removeAttribute('data-error');
@@ -461,7 +500,8 @@ export class PeElement extends HTMLElement {
       return;
     }
     if (focusKey) this.body.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
-    this.update();
+    if (drawLater) drawLater(() => this.update());
+    else this.update();
   }
 
   /** Build the DOM into this.body (override). */

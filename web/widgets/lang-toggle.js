@@ -20,7 +20,8 @@ class PeLangToggle extends HTMLElement {
   }
   #paint() {
     const lang = getLang();
-    document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
+    // <html lang> in a task of its own: it restyles the whole page (widget contents carry their own lang)
+    setTimeout(() => { document.documentElement.lang = getLang() === 'zh' ? 'zh-CN' : 'en'; }, 0);
     const b = h('button', { type: 'button', class: 'pe-lang-button', 'aria-label': t('pe.lang.label'), 'data-lang': lang },
       t('pe.lang.toggle'));
     b.addEventListener('click', () => {

@@ -10,9 +10,21 @@ import katex from 'katex';
 import katexCss from 'katex/dist/katex.min.css?inline';
 import { addStyle } from './style.js';
 
+// Typeset once per formula: a language switch or a redraw re-renders widgets whose formulas did not change,
+// and parsing TeX is most of a widget's render() time. The cache holds markup strings only (no nodes).
+const typeset = new Map();
+const CACHE_MAX = 2000;
+
 export function tex(el, formula, { display = false } = {}) {
   addStyle('pe-katex', katexCss, { scope: true });
-  katex.render(formula, el, { displayMode: display, throwOnError: false, output: 'htmlAndMathml', strict: 'ignore' });
+  const key = `${display ? 'D' : 'I'}${formula}`;
+  let html = typeset.get(key);
+  if (html === undefined) {
+    html = katex.renderToString(formula, { displayMode: display, throwOnError: false, output: 'htmlAndMathml', strict: 'ignore' });
+    if (typeset.size >= CACHE_MAX) typeset.delete(typeset.keys().next().value);
+    typeset.set(key, html);
+  }
+  el.innerHTML = html;
   el.classList.add('pe-math');
   el.setAttribute('translate', 'no');
   return el;

@@ -134,6 +134,8 @@ const BASE = `
 .pe-widget table.pe-table { border-collapse: collapse; font-size: .82rem; font-variant-numeric: tabular-nums; }
 .pe-widget table.pe-table th, .pe-widget table.pe-table td { border: 1px solid #dde2e6; padding: .15rem .45rem; text-align: right; overflow-wrap: normal; }
 .pe-widget table.pe-table th { background: #f3f5f7; font-weight: 600; }
+.pe-widget table.pe-al-table td.pe-al-same { background: #fdebd0; color: #9a4b00; font-weight: 600; }
+.pe-widget table.pe-al-table th.pe-al-sub { text-align: left; font-weight: 500; background: #fff; }
 .pe-widget .pe-scroll { overflow-x: auto; max-width: 100%; }
 /* more to scroll to: the side where it is fades out (lib/overflow.js sets data-overflow) */
 .pe-widget [data-overflow="right"] { -webkit-mask-image: linear-gradient(to right, #000 calc(100% - 2.5rem), transparent);
