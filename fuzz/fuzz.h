@@ -34,18 +34,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-#define fuzz_fail(...)                                                                                     \
-    do {                                                                                                   \
-        fprintf(stderr, "fuzz: invariant broken at %s:%d: ", __FILE__, __LINE__);                          \
-        fprintf(stderr, __VA_ARGS__);                                                                      \
-        fputc('\n', stderr);                                                                               \
-        abort();                                                                                           \
+#define fuzz_fail(...)                                                            \
+    do {                                                                          \
+        fprintf(stderr, "fuzz: invariant broken at %s:%d: ", __FILE__, __LINE__); \
+        fprintf(stderr, __VA_ARGS__);                                             \
+        fputc('\n', stderr);                                                      \
+        abort();                                                                  \
     } while (0)
 
 /* Only in strict mode: an accepted call broke a promise. */
-#define fuzz_require(cond, ...)                                                                            \
-    do {                                                                                                   \
-        if (fuzz_strict && !(cond)) fuzz_fail(__VA_ARGS__);                                                \
+#define fuzz_require(cond, ...)                             \
+    do {                                                    \
+        if (fuzz_strict && !(cond)) fuzz_fail(__VA_ARGS__); \
     } while (0)
 
 static inline uint64_t fuzz_bytes(fuzz_input *in, int nbytes) {
@@ -66,8 +66,15 @@ static inline int fuzz_bool(fuzz_input *in) { return (int)(fuzz_bytes(in, 1) & 1
 
 /* An int32 that is usually ordinary and sometimes at an edge. */
 static inline int32_t fuzz_int32(fuzz_input *in, int32_t ordinary_max) {
-    static const int32_t edges[] = {0, 1, -1, 2, 3, 7, 8, 64, 65, 4096, 65535, 65536, 1 << 20, (1 << 29) + 1,
-                                    INT32_MAX, INT32_MAX - 1, INT32_MIN, INT32_MIN + 1};
+    static const int32_t edges[] = {0,         1,
+                                    -1,        2,
+                                    3,         7,
+                                    8,         64,
+                                    65,        4096,
+                                    65535,     65536,
+                                    1 << 20,   (1 << 29) + 1,
+                                    INT32_MAX, INT32_MAX - 1,
+                                    INT32_MIN, INT32_MIN + 1};
     switch (fuzz_bytes(in, 1) % 4) {
     case 0: return edges[fuzz_bytes(in, 1) % (sizeof edges / sizeof edges[0])];
     case 1: return (int32_t)(uint32_t)fuzz_bytes(in, 4);
@@ -77,8 +84,9 @@ static inline int32_t fuzz_int32(fuzz_input *in, int32_t ordinary_max) {
 
 /* A double that is usually a plain value and sometimes special: 0, ±inf, NaN, subnormal, huge, tiny. */
 static inline double fuzz_double(fuzz_input *in, double ordinary_lo, double ordinary_hi) {
-    static const double edges[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-10, 1e-309, 5e-324, 1e300, -1e300,
-                                   1e308, INFINITY, -INFINITY, NAN, 1e-3, 0.999999, 1.000001, 32.0, 1e4, 1e6};
+    static const double edges[] = {0.0,    -0.0,   1.0,      -1.0,     0.5,   2.0,      1e-10,
+                                   1e-309, 5e-324, 1e300,    -1e300,   1e308, INFINITY, -INFINITY,
+                                   NAN,    1e-3,   0.999999, 1.000001, 32.0,  1e4,      1e6};
     switch (fuzz_bytes(in, 1) % 4) {
     case 0: return edges[fuzz_bytes(in, 1) % (sizeof edges / sizeof edges[0])];
     case 1: {

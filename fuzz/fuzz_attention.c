@@ -66,7 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         kpos = fuzz_alloc(K, sizeof *kpos);
         const int32_t base = (int32_t)(fuzz_rng_next(&rng) % 100000);
         for (size_t j = 0; j < K; j++)
-            kpos[j] = wild_pos ? (int32_t)(uint32_t)fuzz_rng_next(&rng) : base + (int32_t)j + (int32_t)(fuzz_rng_next(&rng) % 3);
+            kpos[j] = wild_pos ? (int32_t)(uint32_t)fuzz_rng_next(&rng)
+                               : base + (int32_t)j + (int32_t)(fuzz_rng_next(&rng) % 3);
         for (size_t i = 0; i < Q; i++)
             qpos[i] = wild_pos ? (int32_t)(uint32_t)fuzz_rng_next(&rng)
                                : base + (int32_t)K - (int32_t)Q + (int32_t)i + (int32_t)(fuzz_rng_next(&rng) % 5);
@@ -89,8 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const pe_status st = pe_attention(out, w, q, k, v, scratch, n_scratch, &cfg);
     if (st != PE_OK) {
-        for (size_t i = 0; i < nq; i++) fuzz_require(out[i] == 1234.5f, "refused call (%s) wrote out[%zu]",
-                                                     pe_status_string(st), i);
+        for (size_t i = 0; i < nq; i++)
+            fuzz_require(out[i] == 1234.5f, "refused call (%s) wrote out[%zu]", pe_status_string(st), i);
         for (size_t i = 0; w && i < nw; i++) fuzz_require(w[i] == 1234.5f, "refused call wrote weights[%zu]", i);
     } else {
         fuzz_require(sst == PE_OK, "attention accepted a config whose scratch size was refused (%s)",
@@ -101,8 +102,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         float vmax = 0.0f;
         for (size_t i = 0; i < nk; i++) vmax = fabsf(v[i]) > vmax ? fabsf(v[i]) : vmax;
         for (size_t i = 0; i < nq; i++)
-            fuzz_require(fabsf(out[i]) <= vmax * (1.0f + 1e-5f), "out[%zu] = %g outside the hull of v (max |v| %g)",
-                         i, out[i], vmax);
+            fuzz_require(fabsf(out[i]) <= vmax * (1.0f + 1e-5f), "out[%zu] = %g outside the hull of v (max |v| %g)", i,
+                         out[i], vmax);
         for (size_t r = 0; w && r < B * H * Q; r++) {
             double sum = 0.0;
             for (size_t j = 0; j < K; j++) {

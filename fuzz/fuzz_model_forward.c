@@ -13,9 +13,9 @@
 
 /* Always checked: what the model promises of a valid input's status and messages. The softmax and finiteness
  * checks are strict mode's (fuzz.h). */
-#define FUZZ_CHECK(cond, what)                                                                            \
-    do {                                                                                                  \
-        if (!(cond)) fuzz_fail("%s", what);                                                               \
+#define FUZZ_CHECK(cond, what)              \
+    do {                                    \
+        if (!(cond)) fuzz_fail("%s", what); \
     } while (0)
 
 /* The input as a stream of choices (fuzz.h: zeros past its end). */
@@ -24,7 +24,7 @@ static uint32_t take(reader *r) { return (uint32_t)fuzz_bytes(r, 1); }
 static uint32_t take_below(reader *r, uint32_t n) { return (uint32_t)fuzz_range(r, 0, (int64_t)n - 1); }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    reader r = { data, size };
+    reader r = {data, size};
     pe_model_config c;
     memset(&c, 0, sizeof c);
     c.position_encoding = (int32_t)take_below(&r, PE_MODEL_POS_COUNT);
@@ -65,8 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         pe_status st = pe_model_rope(&rope, m, (int32_t)scaling, factor);
         /* other models: refused; RoPE models: built, or refused for a factor that would push a frequency past
          * PE_ROPE_MAX_INV_FREQ (linear below ~1/2, NTK's base below ~1) */
-        if (c.position_encoding != PE_MODEL_POS_ROPE) FUZZ_CHECK(st == PE_ERR_FIELD_VALUE, "pe_model_rope: RoPE models only");
-        else FUZZ_CHECK(st == PE_OK || st == PE_ERR_FACTOR || st == PE_ERR_BASE, "pe_model_rope: unexpected status");
+        if (c.position_encoding != PE_MODEL_POS_ROPE)
+            FUZZ_CHECK(st == PE_ERR_FIELD_VALUE, "pe_model_rope: RoPE models only");
+        else
+            FUZZ_CHECK(st == PE_OK || st == PE_ERR_FACTOR || st == PE_ERR_BASE, "pe_model_rope: unexpected status");
         if (st == PE_OK) use = &rope;
     }
 
@@ -86,7 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK((st == PE_OK) == !too_long, "forward refused a valid input or accepted one past the learned table");
     FUZZ_CHECK((st == PE_OK) == (pe_model_message(m)[0] == 0), "message empty exactly on success");
     if (st == PE_OK) {
-        for (size_t i = 0; i < n_logits; i++) fuzz_require(isfinite(logits[i]), "logit %zu is %g", i, (double)logits[i]);
+        for (size_t i = 0; i < n_logits; i++)
+            fuzz_require(isfinite(logits[i]), "logit %zu is %g", i, (double)logits[i]);
         for (size_t row = 0; attn && row < rows; row++) {
             const size_t q = row % (size_t)seq_len;
             double sum = 0;

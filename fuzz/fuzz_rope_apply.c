@@ -24,7 +24,9 @@ static int make_rope(fuzz_input *in) {
     case 1: c.type = PE_ROPE_LINEAR, c.factor = (double)fuzz_range(in, 1, 64); break;
     case 2: c.type = PE_ROPE_DYNAMIC, c.factor = (double)fuzz_range(in, 1, 16), c.max_position_embeddings = 2048; break;
     case 3: c.type = PE_ROPE_PROPORTIONAL; break;
-    default: if (fuzz_bool(in)) c.base = (double)fuzz_range(in, 2, 5000000); break;
+    default:
+        if (fuzz_bool(in)) c.base = (double)fuzz_range(in, 2, 5000000);
+        break;
     }
     return pe_rope_init(&rope, &c) == PE_OK;
 }
@@ -33,7 +35,9 @@ static int make_rope(fuzz_input *in) {
 typedef struct view {
     int64_t sb, ss, sh, offset;
 } view;
-static int64_t at(const view *v, int64_t b, int64_t s, int64_t h) { return v->offset + b * v->sb + s * v->ss + h * v->sh; }
+static int64_t at(const view *v, int64_t b, int64_t s, int64_t h) {
+    return v->offset + b * v->sb + s * v->ss + h * v->sh;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_input in = {data, size};
@@ -52,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     /* the view: dense (0), a dense layout with gaps between heads, rows and batches (a fused QKV buffer, a
      * cache with spare capacity), or strides of any size (overlapping ones must be refused) */
-    const int64_t dense_sh = ac.layout == PE_LAYOUT_BHSD ? S * D : D, dense_ss = ac.layout == PE_LAYOUT_BHSD ? D : H * D;
+    const int64_t dense_sh = ac.layout == PE_LAYOUT_BHSD ? S * D : D,
+                  dense_ss = ac.layout == PE_LAYOUT_BHSD ? D : H * D;
     const int64_t dense_sb = S * H * D;
     switch (fuzz_range(&in, 0, 3)) {
     case 1: {
@@ -97,13 +102,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (pe_rope_cos_sin(cos, sin, &rope, pos, (int32_t)n_rows, seq_len, extra) == PE_OK) {
         fuzz_require(fuzz_first_nonfinite(cos, n_rows * nf) < 0 && fuzz_first_nonfinite(sin, n_rows * nf) < 0,
                      "accepted table has a non-finite value (extra_scale %g, attention scaling %g, type %d, "
-                     "seq_len %lld)", extra, rope.attention_scaling, rope.config.type, (long long)seq_len);
+                     "seq_len %lld)",
+                     extra, rope.attention_scaling, rope.config.type, (long long)seq_len);
         const pe_status st = pe_rope_apply(&rope, x, cos, sin, &ac);
         if (bad_shape)
-            fuzz_require(st != PE_OK, "negative count, stride or offset accepted (%lld %lld %lld, strides %lld "
-                         "%lld %lld, offset %lld)", (long long)B, (long long)S, (long long)H,
-                         (long long)ac.strides.batch, (long long)ac.strides.seq, (long long)ac.strides.heads,
-                         (long long)ac.offset);
+            fuzz_require(st != PE_OK,
+                         "negative count, stride or offset accepted (%lld %lld %lld, strides %lld "
+                         "%lld %lld, offset %lld)",
+                         (long long)B, (long long)S, (long long)H, (long long)ac.strides.batch,
+                         (long long)ac.strides.seq, (long long)ac.strides.heads, (long long)ac.offset);
         if (st != PE_OK) {
             fuzz_require(memcmp(x, x0, (nx ? nx : 1) * sizeof(float)) == 0, "refused apply (%s) modified x",
                          pe_status_string(st));
@@ -114,11 +121,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 for (int64_t s = 0; s < S; s++)
                     for (int64_t h = 0; h < H; h++)
                         for (int64_t d = 0; d < D; d++)
-                            if (owner[at(&v, b, s, h) + d]++) fuzz_fail("accepted strides whose head vectors overlap "
-                                "(strides %lld %lld %lld, D %lld)", (long long)v.sb, (long long)v.ss, (long long)v.sh,
-                                (long long)D);
+                            if (owner[at(&v, b, s, h) + d]++)
+                                fuzz_fail("accepted strides whose head vectors overlap "
+                                          "(strides %lld %lld %lld, D %lld)",
+                                          (long long)v.sb, (long long)v.ss, (long long)v.sh, (long long)D);
             for (size_t i = 0; i < nx; i++)
-                fuzz_require(owner[i] || memcmp(x + i, x0 + i, 4) == 0, "element %zu outside every head vector changed", i);
+                fuzz_require(owner[i] || memcmp(x + i, x0 + i, 4) == 0, "element %zu outside every head vector changed",
+                             i);
             free(owner);
             const long bad = fuzz_first_nonfinite(x, nx);
             fuzz_require(bad < 0, "x[%ld] = %g after apply", bad, bad < 0 ? 0.0 : x[bad]);

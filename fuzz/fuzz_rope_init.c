@@ -50,15 +50,20 @@ static void check_table(const float *cos, const float *sin, int32_t n_pos, int32
     for (int32_t p = 0; p < n_pos; p++)
         for (int32_t i = 0; i < n_freq; i++) {
             const double c = cos[(size_t)p * n_freq + i], sn = sin[(size_t)p * n_freq + i];
-            fuzz_require(isfinite(c) && isfinite(sn), "cos/sin not finite: position %d freq %d: cos %g sin %g "
-                         "(scale %g, type %d, inv_freq %g)", pos[p], i, c, sn, scale, rope.config.type,
-                         rope.inv_freq[i]);
+            fuzz_require(isfinite(c) && isfinite(sn),
+                         "cos/sin not finite: position %d freq %d: cos %g sin %g "
+                         "(scale %g, type %d, inv_freq %g)",
+                         pos[p], i, c, sn, scale, rope.config.type, rope.inv_freq[i]);
             /* float32 rounding of the polynomial and of scale: a few ulp */
             const double tol = s * 4e-7 + 1e-37;
-            fuzz_require(fabs(c) <= s + tol && fabs(sn) <= s + tol, "|cos| or |sin| above the scale: position %d "
-                         "freq %d: cos %g sin %g scale %g (inv_freq %g)", pos[p], i, c, sn, scale, rope.inv_freq[i]);
-            fuzz_require(fabs(c * c + sn * sn - s * s) <= s * s * 2e-6 + 1e-37, "cos^2 + sin^2 != scale^2: position %d "
-                         "freq %d: cos %g sin %g scale %g", pos[p], i, c, sn, scale);
+            fuzz_require(fabs(c) <= s + tol && fabs(sn) <= s + tol,
+                         "|cos| or |sin| above the scale: position %d "
+                         "freq %d: cos %g sin %g scale %g (inv_freq %g)",
+                         pos[p], i, c, sn, scale, rope.inv_freq[i]);
+            fuzz_require(fabs(c * c + sn * sn - s * s) <= s * s * 2e-6 + 1e-37,
+                         "cos^2 + sin^2 != scale^2: position %d "
+                         "freq %d: cos %g sin %g scale %g",
+                         pos[p], i, c, sn, scale);
         }
 }
 
@@ -76,8 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (pe_rope_inv_freq(inv, &scaling, &rope, lens[l]) != PE_OK) continue;
         fuzz_require(isfinite(scaling), "attention scaling %g at seq_len %lld", scaling, (long long)lens[l]);
         for (int32_t i = 0; i < rope.n_freq; i++)
-            fuzz_require(isfinite(inv[i]) && inv[i] >= 0.0, "inv_freq[%d] = %g at seq_len %lld (type %d)", i,
-                         inv[i], (long long)lens[l], rope.config.type);
+            fuzz_require(isfinite(inv[i]) && inv[i] >= 0.0, "inv_freq[%d] = %g at seq_len %lld (type %d)", i, inv[i],
+                         (long long)lens[l], rope.config.type);
     }
 
     /* the largest angles: the top int32 positions, plus a few the input picks */

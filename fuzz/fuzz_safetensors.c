@@ -13,9 +13,9 @@
 #include "fuzz.h"
 
 /* Always checked (memory, messages, agreement); finite outputs only in strict mode (fuzz.h). */
-#define FUZZ_CHECK(cond, what)                                                                            \
-    do {                                                                                                  \
-        if (!(cond)) fuzz_fail("%s", what);                                                               \
+#define FUZZ_CHECK(cond, what)              \
+    do {                                    \
+        if (!(cond)) fuzz_fail("%s", what); \
     } while (0)
 
 static void check_message(const pe_model *m, pe_status st) {
@@ -35,12 +35,13 @@ static void run_forward(pe_model *m, int32_t seq_len) {
     const size_t n_logits = (size_t)seq_len * (size_t)m->config.vocab_size;
     float *scratch = malloc(ns * sizeof(float));
     float *logits = malloc(n_logits * sizeof(float));
-    int32_t tokens[3] = { 0, m->config.vocab_size - 1, 1 % m->config.vocab_size };
+    int32_t tokens[3] = {0, m->config.vocab_size - 1, 1 % m->config.vocab_size};
     FUZZ_CHECK(scratch && logits, "out of memory");
     st = pe_model_forward(m, logits, NULL, tokens, seq_len, NULL, scratch, ns);
     check_message(m, st);
     if (st == PE_OK)
-        for (size_t i = 0; i < n_logits; i++) fuzz_require(isfinite(logits[i]), "logit %zu is %g", i, (double)logits[i]);
+        for (size_t i = 0; i < n_logits; i++)
+            fuzz_require(isfinite(logits[i]), "logit %zu is %g", i, (double)logits[i]);
     free(scratch);
     free(logits);
 }
@@ -65,8 +66,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         st = pe_model_load(m, w, n_weights, file, size);
         check_message(m, st);
         if (st == PE_OK) {
-            for (size_t i = 0; i < n_weights; i++) FUZZ_CHECK(fabsf(w[i]) <= (float)PE_MODEL_MAX_WEIGHT, "a weight past PE_MODEL_MAX_WEIGHT loaded");
-            int32_t max_len = m->config.position_encoding == PE_MODEL_POS_LEARNED ? m->config.max_position_embeddings : 3;
+            for (size_t i = 0; i < n_weights; i++)
+                FUZZ_CHECK(fabsf(w[i]) <= (float)PE_MODEL_MAX_WEIGHT, "a weight past PE_MODEL_MAX_WEIGHT loaded");
+            int32_t max_len =
+                m->config.position_encoding == PE_MODEL_POS_LEARNED ? m->config.max_position_embeddings : 3;
             run_forward(m, 0);
             run_forward(m, 1);
             if (max_len >= 3) run_forward(m, 3);

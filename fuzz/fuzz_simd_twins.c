@@ -34,7 +34,9 @@ static int make_rope(fuzz_input *in, int32_t head_dim) {
     switch (fuzz_range(in, 0, 4)) {
     case 1: c.type = PE_ROPE_LINEAR, c.factor = (double)fuzz_range(in, 1, 64); break;
     case 2: c.type = PE_ROPE_DYNAMIC, c.factor = 4.0, c.max_position_embeddings = 2048; break;
-    case 3: c.type = PE_ROPE_YARN, c.factor = (double)fuzz_range(in, 2, 40), c.original_max_position_embeddings = 4096; break;
+    case 3:
+        c.type = PE_ROPE_YARN, c.factor = (double)fuzz_range(in, 2, 40), c.original_max_position_embeddings = 4096;
+        break;
     case 4:
         c.type = PE_ROPE_LLAMA3, c.factor = 8.0, c.low_freq_factor = 1.0, c.high_freq_factor = 4.0;
         c.original_max_position_embeddings = 8192;
@@ -67,8 +69,10 @@ static void rope_case(fuzz_input *in) {
     if (fuzz_bool(in) && nx) { /* a view with gaps after each head vector, row and batch, and an offset */
         const int64_t g1 = fuzz_range(in, 0, 5), g2 = fuzz_range(in, 0, 9), g3 = fuzz_range(in, 0, 17);
         pe_strides *st = &ac.strides;
-        if (layout == PE_LAYOUT_BHSD) st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
-        else st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
+        if (layout == PE_LAYOUT_BHSD)
+            st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
+        else
+            st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
         ac.offset = fuzz_range(in, 0, 33);
         nx = (size_t)(ac.offset + (B - 1) * st->batch + (S - 1) * st->seq + (H - 1) * st->heads + D);
     }
@@ -124,7 +128,8 @@ static void attention_case(fuzz_input *in) {
         qpos = fuzz_alloc(Q, 4), kpos = fuzz_alloc(K, 4);
         const int32_t base = (int32_t)(fuzz_rng_next(&rng) % 200000);
         for (size_t j = 0; j < K; j++) kpos[j] = base + (int32_t)j + (int32_t)(fuzz_rng_next(&rng) % 3);
-        for (size_t i = 0; i < Q; i++) qpos[i] = base + (int32_t)K - 1 + (int32_t)(fuzz_rng_next(&rng) % 4) - (int32_t)(Q - 1 - i);
+        for (size_t i = 0; i < Q; i++)
+            qpos[i] = base + (int32_t)K - 1 + (int32_t)(fuzz_rng_next(&rng) % 4) - (int32_t)(Q - 1 - i);
         for (size_t i = 0; i < Q; i++) qpos[i] = qpos[i] < 0 ? 0 : qpos[i];
         cfg.q_positions = qpos, cfg.k_positions = kpos;
     }

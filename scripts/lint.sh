@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npm run lint: ESLint over the JS (eslint.config.js: web/, tests/, bench/, scripts/, fuzz/) and clang-format 14 over
-# the C in c/ and tests/c/ (.clang-format), checking only (--dry-run --Werror): nothing is rewritten.
+# the C in c/, tests/c/, fuzz/ and bench/ (.clang-format), checking only (--dry-run --Werror): nothing is rewritten.
 #   bash scripts/lint.sh [js|c]...      (default: both)
 # To fix: npx eslint --fix <file>  /  clang-format -i <file>  (see CONTRIBUTING.md).
 # Last line: "lint: N passed, N failed" (N = checks). Exits non-zero if any check failed.
@@ -25,12 +25,12 @@ for check in "$@"; do
       node_modules/.bin/eslint --max-warnings 0 "${dirs[@]}" eslint.config.js; result eslint $?
       ;;
     c)
-      echo "--- clang-format (c/ tests/c/)"
+      echo "--- clang-format (c/ tests/c/ fuzz/ bench/)"
       bash scripts/ensure-tools.sh clang-format || { result clang-format 1; continue; }
       version="$(clang-format --version | grep -Eo '[0-9]+\.[0-9]+\.[0-9]+' | head -1)"
       [[ "${version%%.*}" == 14 ]] || echo "lint: note: .clang-format is checked with clang-format 14; this is $version, which may lay code out differently"
-      mapfile -t files < <(git ls-files -co --exclude-standard 'c/*.c' 'c/*.h' 'tests/c/*.c' 'tests/c/*.h' 2>/dev/null | sort)
-      (( ${#files[@]} )) || mapfile -t files < <(find c tests/c -name '*.[ch]' | sort)
+      mapfile -t files < <(git ls-files -co --exclude-standard 'c/*.c' 'c/*.h' 'tests/c/*.c' 'tests/c/*.h' 'fuzz/*.c' 'fuzz/*.h' 'bench/*.c' 2>/dev/null | sort)
+      (( ${#files[@]} )) || mapfile -t files < <(find c tests/c fuzz bench -name '*.[ch]' | sort)
       bad=0
       for f in "${files[@]}"; do
         [[ -f "$f" ]] || continue

@@ -64,7 +64,15 @@ typedef struct work {
 
 static work *cache = NULL;
 
-enum { K_ROPE, K_COSSIN, K_SINUS, K_ALIBI, K_ATTN, K_INPLACE, K_COPY };
+enum {
+    K_ROPE,
+    K_COSSIN,
+    K_SINUS,
+    K_ALIBI,
+    K_ATTN,
+    K_INPLACE,
+    K_COPY
+};
 
 static void check(pe_status st, const char *what) {
     if (st != PE_OK) {
@@ -111,9 +119,7 @@ static work *setup(const char *key, int kind, const int *a, int na) {
         w->sin = xmalloc((size_t)a[0] * w->rope.n_freq * 4);
         break;
     }
-    case K_SINUS:
-        w->x = xmalloc((size_t)a[0] * a[1] * 4);
-        break;
+    case K_SINUS: w->x = xmalloc((size_t)a[0] * a[1] * 4); break;
     case K_ALIBI:
         w->slopes = xmalloc((size_t)a[0] * 4);
         w->x = xmalloc((size_t)a[0] * a[1] * a[2] * 4);
@@ -175,9 +181,7 @@ static void run_once(work *w) {
     case K_COSSIN:
         check(pe_rope_cos_sin(w->cos, w->sin, &w->rope, w->pos, a[0], PE_SEQ_LEN_FROM_POSITIONS, 1.0), "cos_sin");
         break;
-    case K_SINUS:
-        check(pe_sinusoidal_table(w->x, a[0], a[1], NULL), "sinusoidal");
-        break;
+    case K_SINUS: check(pe_sinusoidal_table(w->x, a[0], a[1], NULL), "sinusoidal"); break;
     case K_ALIBI:
         check(pe_alibi_slopes(w->slopes, a[0]), "slopes");
         check(pe_alibi_bias(w->x, w->slopes, a[0], a[1], a[2], a[3]), "bias");
@@ -196,9 +200,7 @@ static void run_once(work *w) {
         for (size_t i = 0; i < w->n; i++) w->x[i] *= s;
         break;
     }
-    case K_COPY:
-        memcpy(w->y, w->x, w->n * 4);
-        break;
+    case K_COPY: memcpy(w->y, w->x, w->n * 4); break;
     }
 }
 
@@ -240,13 +242,20 @@ int main(void) {
             nv++;
         }
         int kind, nargs;
-        if (!strcmp(cmd, "rope")) kind = K_ROPE, nargs = 8;
-        else if (!strcmp(cmd, "cossin")) kind = K_COSSIN, nargs = 3;
-        else if (!strcmp(cmd, "sinus")) kind = K_SINUS, nargs = 2;
-        else if (!strcmp(cmd, "alibi")) kind = K_ALIBI, nargs = 4;
-        else if (!strcmp(cmd, "attn")) kind = K_ATTN, nargs = 8;
-        else if (!strcmp(cmd, "inplace")) kind = K_INPLACE, nargs = 1;
-        else if (!strcmp(cmd, "copy")) kind = K_COPY, nargs = 1;
+        if (!strcmp(cmd, "rope"))
+            kind = K_ROPE, nargs = 8;
+        else if (!strcmp(cmd, "cossin"))
+            kind = K_COSSIN, nargs = 3;
+        else if (!strcmp(cmd, "sinus"))
+            kind = K_SINUS, nargs = 2;
+        else if (!strcmp(cmd, "alibi"))
+            kind = K_ALIBI, nargs = 4;
+        else if (!strcmp(cmd, "attn"))
+            kind = K_ATTN, nargs = 8;
+        else if (!strcmp(cmd, "inplace"))
+            kind = K_INPLACE, nargs = 1;
+        else if (!strcmp(cmd, "copy"))
+            kind = K_COPY, nargs = 1;
         else {
             printf("error unknown command %s\n", cmd);
             continue;

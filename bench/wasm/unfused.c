@@ -39,13 +39,15 @@ static inline v128_t exp4(v128_t x) {
     const v128_t r = wasm_f32x4_sub(wasm_f32x4_sub(xc, wasm_f32x4_mul(n, wasm_f32x4_splat(LN2_C1))),
                                     wasm_f32x4_mul(n, wasm_f32x4_splat(LN2_C2)));
     const v128_t z = wasm_f32x4_mul(r, r);
-    v128_t p = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_splat(1.9875691500e-4f), r), wasm_f32x4_splat(1.3981999507e-3f));
+    v128_t p =
+        wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_splat(1.9875691500e-4f), r), wasm_f32x4_splat(1.3981999507e-3f));
     p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(8.3334519073e-3f));
     p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(4.1665795894e-2f));
     p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.6666665459e-1f));
     p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(5.0000001201e-1f));
     p = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, z), r), wasm_f32x4_splat(1.0f));
-    const v128_t eb = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(t, wasm_i32x4_splat(MAGIC_BITS)), wasm_i32x4_splat(127)), 23);
+    const v128_t eb =
+        wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(t, wasm_i32x4_splat(MAGIC_BITS)), wasm_i32x4_splat(127)), 23);
     return wasm_v128_and(wasm_f32x4_mul(p, eb), keep);
 }
 
@@ -85,7 +87,8 @@ static void scores(float *S, const float *q, const float *k, const float *bias, 
         for (int32_t j = 0; j < jend; j++) {
             v128_t a = wasm_f32x4_splat(0);
             for (int32_t d = 0; d < D; d += 4)
-                a = wasm_f32x4_add(a, wasm_f32x4_mul(wasm_v128_load(q + (size_t)i * D + d), wasm_v128_load(k + (size_t)j * D + d)));
+                a = wasm_f32x4_add(
+                    a, wasm_f32x4_mul(wasm_v128_load(q + (size_t)i * D + d), wasm_v128_load(k + (size_t)j * D + d)));
             S[(size_t)i * Sk + j] = hsum(a) * scale;
         }
     }
@@ -97,7 +100,8 @@ static void scores(float *S, const float *q, const float *k, const float *bias, 
         if (vis > Sk) vis = Sk;
         int32_t j = 0;
         if (b)
-            for (; j + 4 <= vis; j += 4) wasm_v128_store(s + j, wasm_f32x4_add(wasm_v128_load(s + j), wasm_v128_load(b + j)));
+            for (; j + 4 <= vis; j += 4)
+                wasm_v128_store(s + j, wasm_f32x4_add(wasm_v128_load(s + j), wasm_v128_load(b + j)));
         for (; j < vis; j++) s[j] = b ? s[j] + b[j] : s[j];
         for (j = vis; j < Sk; j++) s[j] = -INFINITY;
     }
@@ -141,24 +145,33 @@ static void pv(float *out, const float *P, const float *v, int32_t Sq, int32_t S
         if (jend > Sk) jend = Sk;
         const float *p0 = P + (size_t)i * Sk, *p1 = p0 + Sk, *p2 = p1 + Sk, *p3 = p2 + Sk;
         for (int32_t d = 0; d < D; d += 8) {
-            v128_t x00 = wasm_f32x4_splat(0), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00, x31 = x00;
+            v128_t x00 = wasm_f32x4_splat(0), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00,
+                   x31 = x00;
             for (int32_t j = 0; j < jend; j++) {
                 const float *vr = v + (size_t)j * D + d;
                 v128_t va = wasm_v128_load(vr), vb = wasm_v128_load(vr + 4);
                 v128_t pc = wasm_f32x4_splat(p0[j]);
-                x00 = wasm_f32x4_add(x00, wasm_f32x4_mul(pc, va)); x01 = wasm_f32x4_add(x01, wasm_f32x4_mul(pc, vb));
+                x00 = wasm_f32x4_add(x00, wasm_f32x4_mul(pc, va));
+                x01 = wasm_f32x4_add(x01, wasm_f32x4_mul(pc, vb));
                 pc = wasm_f32x4_splat(p1[j]);
-                x10 = wasm_f32x4_add(x10, wasm_f32x4_mul(pc, va)); x11 = wasm_f32x4_add(x11, wasm_f32x4_mul(pc, vb));
+                x10 = wasm_f32x4_add(x10, wasm_f32x4_mul(pc, va));
+                x11 = wasm_f32x4_add(x11, wasm_f32x4_mul(pc, vb));
                 pc = wasm_f32x4_splat(p2[j]);
-                x20 = wasm_f32x4_add(x20, wasm_f32x4_mul(pc, va)); x21 = wasm_f32x4_add(x21, wasm_f32x4_mul(pc, vb));
+                x20 = wasm_f32x4_add(x20, wasm_f32x4_mul(pc, va));
+                x21 = wasm_f32x4_add(x21, wasm_f32x4_mul(pc, vb));
                 pc = wasm_f32x4_splat(p3[j]);
-                x30 = wasm_f32x4_add(x30, wasm_f32x4_mul(pc, va)); x31 = wasm_f32x4_add(x31, wasm_f32x4_mul(pc, vb));
+                x30 = wasm_f32x4_add(x30, wasm_f32x4_mul(pc, va));
+                x31 = wasm_f32x4_add(x31, wasm_f32x4_mul(pc, vb));
             }
             float *o = out + (size_t)i * D + d;
-            wasm_v128_store(o, x00); wasm_v128_store(o + 4, x01);
-            wasm_v128_store(o + D, x10); wasm_v128_store(o + D + 4, x11);
-            wasm_v128_store(o + 2 * D, x20); wasm_v128_store(o + 2 * D + 4, x21);
-            wasm_v128_store(o + 3 * D, x30); wasm_v128_store(o + 3 * D + 4, x31);
+            wasm_v128_store(o, x00);
+            wasm_v128_store(o + 4, x01);
+            wasm_v128_store(o + D, x10);
+            wasm_v128_store(o + D + 4, x11);
+            wasm_v128_store(o + 2 * D, x20);
+            wasm_v128_store(o + 2 * D + 4, x21);
+            wasm_v128_store(o + 3 * D, x30);
+            wasm_v128_store(o + 3 * D + 4, x31);
         }
     }
     for (; i < Sq; i++) {
@@ -181,9 +194,8 @@ static void pv(float *out, const float *P, const float *v, int32_t Sq, int32_t S
 
 /* Floats of scratch bench_unfused needs: scores (B*H*Sq*Sk) + bias (H*Sq*Sk) for ALiBi, or scores + rotated
  * q and k + cos/sin tables (Sq + Sk rows) for RoPE. */
-__attribute__((export_name("bench_unfused_scratch"))) double bench_unfused_scratch(int32_t B, int32_t H, int32_t Sq,
-                                                                                 int32_t Sk, int32_t D, int32_t alibi,
-                                                                                 int32_t rope) {
+__attribute__((export_name("bench_unfused_scratch"))) double
+bench_unfused_scratch(int32_t B, int32_t H, int32_t Sq, int32_t Sk, int32_t D, int32_t alibi, int32_t rope) {
     double n = (double)B * H * Sq * Sk;
     if (alibi) n += (double)H * Sq * Sk;
     if (rope) n += (double)B * H * (Sq + Sk) * D + 2.0 * (Sq + Sk) * (D / 2);
@@ -192,11 +204,9 @@ __attribute__((export_name("bench_unfused_scratch"))) double bench_unfused_scrat
 
 /* out = softmax(scale QK^T + position term) V, op by op. q/k/v/out bhsd; rope: a pe_rope or NULL.
  * Returns a pe_status. */
-__attribute__((export_name("bench_unfused"))) int32_t bench_unfused(float *out, const float *q, const float *k,
-                                                                     const float *v, float *scratch, int32_t B,
-                                                                     int32_t H, int32_t Sq, int32_t Sk, int32_t D,
-                                                                     int32_t causal, int32_t alibi,
-                                                                     const pe_rope *rope) {
+__attribute__((export_name("bench_unfused"))) int32_t
+bench_unfused(float *out, const float *q, const float *k, const float *v, float *scratch, int32_t B, int32_t H,
+              int32_t Sq, int32_t Sk, int32_t D, int32_t causal, int32_t alibi, const pe_rope *rope) {
     const float scale = (float)(1.0 / sqrt((double)D));
     const size_t nS = (size_t)Sq * Sk, nq = (size_t)B * H * Sq * D, nk = (size_t)B * H * Sk * D;
     float *S = scratch, *bias = NULL, *qr = NULL, *kr = NULL;

@@ -67,26 +67,26 @@ extern "C" {
 
 typedef enum pe_status {
     PE_OK = 0,
-    PE_ERR_NULL,               /* a required pointer is NULL */
-    PE_ERR_HEAD_DIM,           /* head_dim must be even and in [2, PE_ROPE_MAX_HEAD_DIM] */
-    PE_ERR_ROTARY_DIM,         /* rotary_dim must be even and in [2, head_dim] */
-    PE_ERR_BASE,               /* base (rope_theta) must be finite and > 0, and keep every frequency of the
+    PE_ERR_NULL,             /* a required pointer is NULL */
+    PE_ERR_HEAD_DIM,         /* head_dim must be even and in [2, PE_ROPE_MAX_HEAD_DIM] */
+    PE_ERR_ROTARY_DIM,       /* rotary_dim must be even and in [2, head_dim] */
+    PE_ERR_BASE,             /* base (rope_theta) must be finite and > 0, and keep every frequency of the
                                   encoding at most PE_MAX_FREQUENCY; yarn: also != 1 (see pe_rope_config.base) */
-    PE_ERR_FACTOR,             /* a scaling factor must be finite and > 0, and keep every inverse frequency at
+    PE_ERR_FACTOR,           /* a scaling factor must be finite and > 0, and keep every inverse frequency at
                                   most PE_ROPE_MAX_INV_FREQ */
-    PE_ERR_ROPE_TYPE,          /* unknown rope type */
-    PE_ERR_PAIRING,            /* unknown pairing */
-    PE_ERR_LAYOUT,             /* unknown layout */
-    PE_ERR_MISSING_FIELD,      /* a field this rope type requires is zero / NULL */
-    PE_ERR_FIELD_VALUE,        /* a field has a value outside its documented range */
-    PE_ERR_POSITION,           /* a position is negative */
-    PE_ERR_SHAPE,              /* a dimension is out of range, the sizes do not fit together, or an element
+    PE_ERR_ROPE_TYPE,        /* unknown rope type */
+    PE_ERR_PAIRING,          /* unknown pairing */
+    PE_ERR_LAYOUT,           /* unknown layout */
+    PE_ERR_MISSING_FIELD,    /* a field this rope type requires is zero / NULL */
+    PE_ERR_FIELD_VALUE,      /* a field has a value outside its documented range */
+    PE_ERR_POSITION,         /* a position is negative */
+    PE_ERR_SHAPE,            /* a dimension is out of range, the sizes do not fit together, or an element
                                   count cannot be addressed with size_t (see "Sizes" above) */
-    PE_ERR_SEQ_LEN,            /* seq_len is negative (other than PE_SEQ_LEN_FROM_POSITIONS) */
-    PE_ERR_HEADS,              /* kv_heads does not divide heads, or a head count is < 1 */
-    PE_ERR_SCALE,              /* a scale is not finite (pe_rope_cos_sin: or exceeds PE_ROPE_MAX_SCALE) */
-    PE_ERR_OUT_OF_RANGE,       /* an index (a learned-table row) is past the end */
-    PE_ERR_ATTENTION_FACTOR,   /* RoPE's attention factor (attention_factor, or the one yarn derives from
+    PE_ERR_SEQ_LEN,          /* seq_len is negative (other than PE_SEQ_LEN_FROM_POSITIONS) */
+    PE_ERR_HEADS,            /* kv_heads does not divide heads, or a head count is < 1 */
+    PE_ERR_SCALE,            /* a scale is not finite (pe_rope_cos_sin: or exceeds PE_ROPE_MAX_SCALE) */
+    PE_ERR_OUT_OF_RANGE,     /* an index (a learned-table row) is past the end */
+    PE_ERR_ATTENTION_FACTOR, /* RoPE's attention factor (attention_factor, or the one yarn derives from
                                   mscale / mscale_all_dim, or longrope's) is not finite or its magnitude
                                   exceeds PE_ROPE_MAX_SCALE */
     PE_STATUS_COUNT
@@ -152,40 +152,41 @@ typedef enum pe_rope_type {
 /* One config covers every scaling type, like HF's rope_parameters / ggml's rope_ext arguments.
  * Every field's zero means the usual default; "required" fields have none and must be set. */
 typedef struct pe_rope_config {
-    int32_t head_dim;       /* required; even, 2 .. PE_ROPE_MAX_HEAD_DIM */
-    int32_t rotary_dim;     /* 0 -> head_dim; even, 2 .. head_dim. HF: int(head_dim * partial_rotary_factor) */
-    double base;            /* rope_theta; 0 -> 10000; finite, > 0, and theta_i = base^(-2i/r) <= PE_ROPE_MAX_INV_FREQ
+    int32_t head_dim;   /* required; even, 2 .. PE_ROPE_MAX_HEAD_DIM */
+    int32_t rotary_dim; /* 0 -> head_dim; even, 2 .. head_dim. HF: int(head_dim * partial_rotary_factor) */
+    double base;        /* rope_theta; 0 -> 10000; finite, > 0, and theta_i = base^(-2i/r) <= PE_ROPE_MAX_INV_FREQ
                                (PE_ERR_BASE). base == 1 (every theta_i = 1) is accepted by default, linear,
                                dynamic, longrope, llama3 and proportional; yarn refuses it (PE_ERR_BASE: its
                                correction range divides by ln(base)) */
-    int32_t type;           /* pe_rope_type; 0 -> default */
-    int32_t pairing;        /* pe_pairing; 0 -> half-split */
-    double factor;          /* linear, dynamic, llama3: required (> 0).
+    int32_t type;       /* pe_rope_type; 0 -> default */
+    int32_t pairing;    /* pe_pairing; 0 -> half-split */
+    double factor;      /* linear, dynamic, llama3: required (> 0).
                                yarn, longrope: 0 -> max_position_embeddings / original_max_position_embeddings.
                                proportional: 0 -> 1 (frequencies are divided by it). */
-    int32_t max_position_embeddings;          /* dynamic: required. yarn, longrope: used when factor is 0. */
-    int32_t original_max_position_embeddings; /* yarn: 0 -> max_position_embeddings. longrope: 0 -> max_position_embeddings.
+    int32_t max_position_embeddings; /* dynamic: required. yarn, longrope: used when factor is 0. */
+    int32_t
+        original_max_position_embeddings; /* yarn: 0 -> max_position_embeddings. longrope: 0 -> max_position_embeddings.
                                                  llama3: required. */
-    double attention_factor; /* yarn, longrope: 0 -> derived (yarn 0.1 ln f + 1, or the mscale ratio;
+    double attention_factor;              /* yarn, longrope: 0 -> derived (yarn 0.1 ln f + 1, or the mscale ratio;
                                 longrope sqrt(1 + ln f / ln original_max)). Multiplies cos and sin.
                                 The factor in force must be finite with magnitude <= PE_ROPE_MAX_SCALE
                                 (PE_ERR_ATTENTION_FACTOR). */
-    double beta_fast;        /* yarn: 0 -> 32 (HF: `or 32`, so 0 means the default there too) */
-    double beta_slow;        /* yarn: 0 -> 1 */
-    double mscale;           /* yarn: used only when mscale and mscale_all_dim are both non-zero */
-    double mscale_all_dim;   /* yarn */
-    int32_t yarn_no_truncate; /* yarn: 0 -> truncate (floor/ceil the correction range), as HF's truncate=True */
-    double low_freq_factor;  /* llama3: required */
-    double high_freq_factor; /* llama3: required, > low_freq_factor */
+    double beta_fast;                     /* yarn: 0 -> 32 (HF: `or 32`, so 0 means the default there too) */
+    double beta_slow;                     /* yarn: 0 -> 1 */
+    double mscale;                        /* yarn: used only when mscale and mscale_all_dim are both non-zero */
+    double mscale_all_dim;                /* yarn */
+    int32_t yarn_no_truncate;   /* yarn: 0 -> truncate (floor/ceil the correction range), as HF's truncate=True */
+    double low_freq_factor;     /* llama3: required */
+    double high_freq_factor;    /* llama3: required, > low_freq_factor */
     const double *short_factor; /* longrope: required, rotary_dim/2 values > 0 */
     const double *long_factor;  /* longrope: required, rotary_dim/2 values > 0 */
 } pe_rope_config;
 
 /* A resolved RoPE: made once by pe_rope_init, then read-only. Caller-owned (about 12 KiB). */
 typedef struct pe_rope {
-    pe_rope_config config;   /* defaults filled in; short/long_factor pointers are not used after init */
-    int32_t rot_dim;         /* dimensions rotated by apply: rotary_dim (head_dim for proportional) */
-    int32_t n_freq;          /* rot_dim / 2: frequencies per position */
+    pe_rope_config config; /* defaults filled in; short/long_factor pointers are not used after init */
+    int32_t rot_dim;       /* dimensions rotated by apply: rotary_dim (head_dim for proportional) */
+    int32_t n_freq;        /* rot_dim / 2: frequencies per position */
     double attention_scaling;
     double inv_freq[PE_ROPE_MAX_FREQ];      /* for seq_len "none": default regime (longrope: short factors) */
     double inv_freq_long[PE_ROPE_MAX_FREQ]; /* longrope only: long factors */
@@ -193,12 +194,12 @@ typedef struct pe_rope {
 
 /* seq_len arguments: the "current sequence length" of HF's init functions. It only matters for dynamic
  * (base grows when seq_len > max_position_embeddings) and longrope (long factors when seq_len > original max). */
-#define PE_SEQ_LEN_NONE 0                 /* HF's seq_len=None */
-#define PE_SEQ_LEN_FROM_POSITIONS (-1)    /* max(positions) + 1, as one HF forward call decides */
+#define PE_SEQ_LEN_NONE 0              /* HF's seq_len=None */
+#define PE_SEQ_LEN_FROM_POSITIONS (-1) /* max(positions) + 1, as one HF forward call decides */
 
 typedef enum pe_rotation {
-    PE_ROTATE_FORWARD = 0,  /* x' = x cos + rotate(x) sin                       */
-    PE_ROTATE_INVERSE = 1   /* x' = x cos - rotate(x) sin (undoes FORWARD when the tables were built with 1/scale) */
+    PE_ROTATE_FORWARD = 0, /* x' = x cos + rotate(x) sin                       */
+    PE_ROTATE_INVERSE = 1  /* x' = x cos - rotate(x) sin (undoes FORWARD when the tables were built with 1/scale) */
 } pe_rotation;
 
 /* Validates cfg and resolves defaults and frequency tables into rope. */
@@ -210,8 +211,8 @@ pe_status pe_rope_inv_freq(double *inv_freq, double *attention_scaling, const pe
 /* cos and sin are (n_positions, rope->n_freq): cos[p][i] = scale * cos(positions[p] * inv_freq[i]), where
  * scale = rope->attention_scaling * extra_scale (pass 1 for the HF tables). seq_len chooses inv_freq as above;
  * PE_SEQ_LEN_FROM_POSITIONS uses max(positions) + 1. Angles are formed and reduced in double. */
-pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions,
-                          int32_t n_positions, int64_t seq_len, double extra_scale);
+pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions, int32_t n_positions,
+                          int64_t seq_len, double extra_scale);
 
 /* Element strides of a tensor of head vectors (head_dim stays contiguous); 0 -> the dense stride. */
 typedef struct pe_strides {
@@ -411,8 +412,8 @@ pe_status pe_alibi_bias(float *bias, const float *slopes, int32_t n_heads, int32
 /* BLOOM's padded-batch form. attention_mask is (batch, seq) of 0/1; bias is (batch * n_heads, 1, seq), row
  * b * n_heads + h: bias[b, h, j] = slope[h] * ((cumsum(mask[b]) - 1) * mask[b])[j], a per-key position that
  * skips padding (padded keys get 0; the mask itself is applied elsewhere). slopes NULL -> standard. */
-pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_t *attention_mask,
-                                  int32_t batch, int32_t n_heads, int32_t seq);
+pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_t *attention_mask, int32_t batch,
+                                  int32_t n_heads, int32_t seq);
 
 /* ---- Fused attention: out = softmax(scale * Q K^T + bias) V --------------------------------------
  *
@@ -433,23 +434,23 @@ pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_
  * Grouped-query / multi-query attention (Ainslie et al. 2023; Shazeer 2019): query head h reads kv head
  * h / (heads / kv_heads). */
 typedef struct pe_attention_config {
-    int32_t batch;      /* count, >= 0 (0: nothing to do) */
-    int32_t heads;      /* required, >= 1 (query heads) */
-    int32_t kv_heads;   /* 0 -> heads; must divide heads (PE_ERR_HEADS). 1 = multi-query */
-    int32_t q_len;      /* count, >= 0 (0: nothing to do) */
-    int32_t k_len;      /* count, >= 0 (0 with q_len > 0: no key to see, out is all zeros) */
-    int32_t head_dim;   /* required, >= 1 (any size; with rope it must equal rope->config.head_dim) */
-    int32_t layout;     /* pe_layout of q, k, v and out; 0 -> BSHD. q/out: (B, q_len, heads, D) or
+    int32_t batch;              /* count, >= 0 (0: nothing to do) */
+    int32_t heads;              /* required, >= 1 (query heads) */
+    int32_t kv_heads;           /* 0 -> heads; must divide heads (PE_ERR_HEADS). 1 = multi-query */
+    int32_t q_len;              /* count, >= 0 (0: nothing to do) */
+    int32_t k_len;              /* count, >= 0 (0 with q_len > 0: no key to see, out is all zeros) */
+    int32_t head_dim;           /* required, >= 1 (any size; with rope it must equal rope->config.head_dim) */
+    int32_t layout;             /* pe_layout of q, k, v and out; 0 -> BSHD. q/out: (B, q_len, heads, D) or
                            (B, heads, q_len, D); k/v: the same with k_len and kv_heads */
-    int32_t causal;     /* 0 -> no mask; non-zero: key j visible to query i iff kpos[j] <= qpos[i] */
-    float scale;        /* 0 -> 1 / sqrt(head_dim); must be finite (PE_ERR_SCALE) */
-    const float *alibi_slopes;    /* NULL -> no ALiBi; else (heads,) finite slopes (PE_ERR_FIELD_VALUE) */
-    const pe_rope *rope;          /* NULL -> no RoPE; else q and k are rotated (copies in scratch) */
-    const int32_t *q_positions;   /* NULL -> k_len - q_len + i; else (q_len,), >= 0, shared by the batch */
-    const int32_t *k_positions;   /* NULL -> j; else (k_len,), >= 0, shared by the batch */
-    int32_t rope_seq_len;         /* rope only: the seq_len of pe_rope_cos_sin (dynamic, longrope).
+    int32_t causal;             /* 0 -> no mask; non-zero: key j visible to query i iff kpos[j] <= qpos[i] */
+    float scale;                /* 0 -> 1 / sqrt(head_dim); must be finite (PE_ERR_SCALE) */
+    const float *alibi_slopes;  /* NULL -> no ALiBi; else (heads,) finite slopes (PE_ERR_FIELD_VALUE) */
+    const pe_rope *rope;        /* NULL -> no RoPE; else q and k are rotated (copies in scratch) */
+    const int32_t *q_positions; /* NULL -> k_len - q_len + i; else (q_len,), >= 0, shared by the batch */
+    const int32_t *k_positions; /* NULL -> j; else (k_len,), >= 0, shared by the batch */
+    int32_t rope_seq_len;       /* rope only: the seq_len of pe_rope_cos_sin (dynamic, longrope).
                                      0 -> max(all q and k positions) + 1, as one HF forward call decides */
-    int32_t k_rotated;            /* rope only: 0 -> k is rotated at k_positions (a copy in scratch), as
+    int32_t k_rotated;          /* rope only: 0 -> k is rotated at k_positions (a copy in scratch), as
                                      always; non-zero -> k is already rotated (a KV cache that stores rotated
                                      keys, as HF's and llama.cpp's do) and is used in place: only q is rotated,
                                      at q_positions, so decoding does not re-rotate the whole cache per call.
@@ -457,19 +458,19 @@ typedef struct pe_attention_config {
                                      and longrope: the same rope_seq_len). k_positions still drive the mask
                                      and ALiBi. Ignored without rope */
     /* Real batches (all zero: the behaviour above). */
-    int32_t per_batch_positions;  /* 0 -> q_positions / k_positions are (q_len,) / (k_len,), shared by the
+    int32_t per_batch_positions; /* 0 -> q_positions / k_positions are (q_len,) / (k_len,), shared by the
                                      batch; non-zero -> (batch, q_len) / (batch, k_len), one row per sequence
                                      (left padding, packing); with rope, each row is rotated at its own */
-    const int32_t *key_mask;      /* NULL -> every key; else (batch, k_len), non-zero = attend (HF's
+    const int32_t *key_mask;     /* NULL -> every key; else (batch, k_len), non-zero = attend (HF's
                                      attention_mask); combined with causal. A row left with no key is zeros */
-    const float *bias;            /* NULL -> none; else added to the logits, shape (bias_batch, bias_heads,
+    const float *bias;           /* NULL -> none; else added to the logits, shape (bias_batch, bias_heads,
                                      bias_q_len, k_len) broadcast over the dims of size 1 (T5's bucketed bias,
                                      BLOOM's padded ALiBi). -inf entries mask; NaN is the caller's */
-    int32_t bias_batch;           /* 0 or 1 -> shared by the batch; else batch (PE_ERR_SHAPE otherwise) */
-    int32_t bias_heads;           /* 0 or 1 -> shared by the heads; else heads */
-    int32_t bias_q_len;           /* 0 -> q_len; 1 -> shared by the queries (BLOOM's (b*h, 1, k_len)) */
-    int32_t v_head_dim;           /* 0 -> head_dim; head size of v and out (DeepSeek MLA: q/k 192, v 128) */
-    const float *q_scale;         /* NULL -> none; else a finite factor per query on top of scale (Llama 4's
+    int32_t bias_batch;          /* 0 or 1 -> shared by the batch; else batch (PE_ERR_SHAPE otherwise) */
+    int32_t bias_heads;          /* 0 or 1 -> shared by the heads; else heads */
+    int32_t bias_q_len;          /* 0 -> q_len; 1 -> shared by the queries (BLOOM's (b*h, 1, k_len)) */
+    int32_t v_head_dim;          /* 0 -> head_dim; head size of v and out (DeepSeek MLA: q/k 192, v 128) */
+    const float *q_scale;        /* NULL -> none; else a finite factor per query on top of scale (Llama 4's
                                      attention temperature, Mistral's llama_4_scaling_beta): (q_len,), or
                                      (batch, q_len) with q_scale_per_batch. Logit = q.k * (scale * q_scale[i]) */
     int32_t q_scale_per_batch;
@@ -494,8 +495,8 @@ pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config 
  * with head_dim (k/v with k_len, kv_heads), v with v_head_dim; or the views the strides give. weights: NULL, or (batch, heads, q_len, k_len) softmax probabilities in that
  * order whatever the layout. q, k, v are not modified; out must not overlap them (it is the accumulator).
  * scratch: n_scratch floats, at least pe_attention_scratch_size (may be NULL when that is 0). */
-pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v,
-                       float *scratch, size_t n_scratch, const pe_attention_config *cfg);
+pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v, float *scratch,
+                       size_t n_scratch, const pe_attention_config *cfg);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Tiny model — the playground's decoder-only transformers (c/model/model.c)                      */
@@ -518,7 +519,7 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
 
 #define PE_MODEL_MAX_LAYERS 8
 #define PE_MODEL_MAX_HEADS 16
-#define PE_MODEL_MAX_DIM 1024          /* hidden_size and intermediate_size */
+#define PE_MODEL_MAX_DIM 1024 /* hidden_size and intermediate_size */
 #define PE_MODEL_MAX_VOCAB 65536
 #define PE_MODEL_MAX_POSITIONS (1 << 24) /* max_position_embeddings */
 #define PE_MODEL_MESSAGE_SIZE 192
@@ -552,22 +553,22 @@ typedef struct pe_model_config {
 
 /* Pointers into the caller's weights, PyTorch shapes. */
 typedef struct pe_model_layer {
-    const float *input_norm;          /* (hidden) */
-    const float *wq, *wk, *wv, *wo;   /* (hidden, hidden) each */
-    const float *post_norm;           /* (hidden) */
-    const float *w_up;                /* (intermediate, hidden) */
-    const float *w_down;              /* (hidden, intermediate) */
+    const float *input_norm;        /* (hidden) */
+    const float *wq, *wk, *wv, *wo; /* (hidden, hidden) each */
+    const float *post_norm;         /* (hidden) */
+    const float *w_up;              /* (intermediate, hidden) */
+    const float *w_down;            /* (hidden, intermediate) */
 } pe_model_layer;
 
 typedef struct pe_model {
-    pe_model_config config;           /* defaults resolved */
-    size_t n_weights;                 /* floats of weights pe_model_load needs */
-    const float *embed_tokens;        /* (vocab, hidden); also the output projection */
-    const float *embed_positions;     /* (max_position_embeddings, hidden), learned only, else NULL */
-    const float *final_norm;          /* (hidden) */
+    pe_model_config config;       /* defaults resolved */
+    size_t n_weights;             /* floats of weights pe_model_load needs */
+    const float *embed_tokens;    /* (vocab, hidden); also the output projection */
+    const float *embed_positions; /* (max_position_embeddings, hidden), learned only, else NULL */
+    const float *final_norm;      /* (hidden) */
     pe_model_layer layers[PE_MODEL_MAX_LAYERS];
     float alibi_slopes[PE_MODEL_MAX_HEADS];
-    pe_rope rope;                     /* the trained RoPE (RoPE models) */
+    pe_rope rope;                        /* the trained RoPE (RoPE models) */
     char message[PE_MODEL_MESSAGE_SIZE]; /* why the last open/load/forward failed, "" after success */
 } pe_model;
 
@@ -621,8 +622,8 @@ pe_status pe_model_scratch_size(size_t *n_floats, pe_model *m, int32_t seq_len);
  * max_position_embeddings with PE_ERR_OUT_OF_RANGE. PE_ERR_SHAPE when the scratch, the logits or the attention
  * weights take more bytes than size_t holds (32 bits on wasm32). On failure nothing in m changes but its
  * message, so the model stays usable. */
-pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const int32_t *tokens,
-                           int32_t seq_len, const pe_rope *rope, float *scratch, size_t n_scratch);
+pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const int32_t *tokens, int32_t seq_len,
+                           const pe_rope *rope, float *scratch, size_t n_scratch);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* ABI helper for the WebAssembly wrapper                                                         */

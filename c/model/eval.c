@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pe__check_sequence(const pe__task *task, const pe__task *eval_corpus, int32_t index, int32_t len,
-                       int32_t *inputs, int32_t *targets) {
+int pe__check_sequence(const pe__task *task, const pe__task *eval_corpus, int32_t index, int32_t len, int32_t *inputs,
+                       int32_t *targets) {
     if (task->id == PE__TASK_COPY) return pe__task_sample(task, PE__EVAL_SEED, (uint64_t)index, len, inputs, targets);
     const size_t start = (size_t)index * (size_t)len;
     if (!eval_corpus || start + (size_t)len + 1 > eval_corpus->n_corpus) return -1;
@@ -39,7 +39,10 @@ static void pe__score(pe__acc *acc, const float *logits, const int32_t *targets,
         float mx = l[0];
         int32_t am = 0;
         for (int32_t v = 1; v < V; v++)
-            if (l[v] > mx) { mx = l[v]; am = v; }
+            if (l[v] > mx) {
+                mx = l[v];
+                am = v;
+            }
         double se = 0;
         for (int32_t v = 0; v < V; v++) se += exp((double)l[v] - mx);
         acc->loss += mx + log(se) - l[y];
@@ -59,18 +62,18 @@ int pe__evaluate(pe__eval_result *out, pe_model *m, const pe_rope *rope, const p
     int32_t *in = (int32_t *)malloc((size_t)len * sizeof(int32_t));
     int32_t *tg = (int32_t *)malloc((size_t)len * sizeof(int32_t));
     int ok = scratch && logits && in && tg;
-    pe__acc acc = { 0, 0, 0 };
+    pe__acc acc = {0, 0, 0};
     int64_t n_seq = 0;
-#define PE__RUN()                                                                                          \
-    do {                                                                                                   \
-        pe_status st_ = pe_model_forward(m, logits, NULL, in, len, rope, scratch, ns);                     \
-        if (st_ != PE_OK) {                                                                                \
-            fprintf(stderr, "eval: %s\n", pe_model_message(m));                                           \
-            ok = 0;                                                                                        \
-            break;                                                                                         \
-        }                                                                                                  \
-        pe__score(&acc, logits, tg, len, V);                                                               \
-        n_seq++;                                                                                           \
+#define PE__RUN()                                                                      \
+    do {                                                                               \
+        pe_status st_ = pe_model_forward(m, logits, NULL, in, len, rope, scratch, ns); \
+        if (st_ != PE_OK) {                                                            \
+            fprintf(stderr, "eval: %s\n", pe_model_message(m));                        \
+            ok = 0;                                                                    \
+            break;                                                                     \
+        }                                                                              \
+        pe__score(&acc, logits, tg, len, V);                                           \
+        n_seq++;                                                                       \
     } while (0)
     if (ok && task->id == PE__TASK_COPY) {
         const int64_t n = n_tokens / len > 0 ? n_tokens / len : 1;

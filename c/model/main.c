@@ -26,10 +26,10 @@
 #define PE_SOURCES_SHA256 "unknown"
 #endif
 
-#define PE__DATA_SEED 1           /* the training stream, the same for every encoding of a task */
-#define PE__INIT_SEED 1234        /* weight init, the same for every encoding */
+#define PE__DATA_SEED 1    /* the training stream, the same for every encoding of a task */
+#define PE__INIT_SEED 1234 /* weight init, the same for every encoding */
 #define PE__LM_TRAIN_CORPUS (8u << 20)
-#define PE__EVAL_TOKENS 16384     /* evaluation: targets per length */
+#define PE__EVAL_TOKENS 16384 /* evaluation: targets per length */
 
 typedef struct pe__hparams {
     int32_t layers, dim, heads, ff, batch;
@@ -39,8 +39,8 @@ typedef struct pe__hparams {
 
 /* Same data and budget for every encoding of a task. */
 static pe__hparams pe__defaults(int32_t task) {
-    pe__hparams h = { 2, 64, 4, 256, 32, 2000, 100, 2e-3 }; /* copy: 32 x 64 tokens a step, 4.1M tokens */
-    if (task == PE__TASK_LM) h.batch = 16;                   /* lm: 16 x 128 tokens a step, 4.1M tokens */
+    pe__hparams h = {2, 64, 4, 256, 32, 2000, 100, 2e-3}; /* copy: 32 x 64 tokens a step, 4.1M tokens */
+    if (task == PE__TASK_LM) h.batch = 16;                /* lm: 16 x 128 tokens a step, 4.1M tokens */
     return h;
 }
 
@@ -82,7 +82,7 @@ static int pe__write_check(const pe__task *task, const pe__task *ev, const char 
     const int32_t T = task->train_len;
     int32_t *in = (int32_t *)malloc((size_t)T * sizeof(int32_t)), *tg = (int32_t *)malloc((size_t)T * sizeof(int32_t));
     char *text = (char *)malloc((size_t)T + 2), *mask = (char *)malloc((size_t)T + 1);
-    pe__buf b = { 0 };
+    pe__buf b = {0};
     pe__buf_puts(&b, "{\n  \"task\": ");
     pe__buf_json_string(&b, task->name);
     pe__buf_puts(&b, ",\n  \"vocab\": ");
@@ -100,7 +100,8 @@ static int pe__write_check(const pe__task *task, const pe__task *ev, const char 
         /* the token after the last input: the last target if scored, else the true next token */
         int32_t last = tg[T - 1];
         if (last < 0) {
-            int32_t *in2 = (int32_t *)malloc(((size_t)T + 1) * sizeof(int32_t)), *tg2 = (int32_t *)malloc(((size_t)T + 1) * sizeof(int32_t));
+            int32_t *in2 = (int32_t *)malloc(((size_t)T + 1) * sizeof(int32_t)),
+                    *tg2 = (int32_t *)malloc(((size_t)T + 1) * sizeof(int32_t));
             pe__check_sequence(task, ev, s, T + 1, in2, tg2);
             last = in2[T];
             free(in2);
@@ -184,8 +185,10 @@ static int pe__cmd_train(int argc, char **argv) {
     if (!pe__trainer_init(&tr, &cfg, h.batch, T, init_seed)) return 1;
     char label[64];
     snprintf(label, sizeof label, "%s-%s", task.name, pe_name);
-    fprintf(stderr, "%s: %zu parameters, %d layers, d_model %d, %d heads, d_ff %d, seq %d, batch %d, %lld steps (%lld tokens)\n",
-            label, tr.nw, h.layers, h.dim, h.heads, h.ff, T, h.batch, (long long)h.steps, (long long)h.steps * h.batch * T);
+    fprintf(
+        stderr,
+        "%s: %zu parameters, %d layers, d_model %d, %d heads, d_ff %d, seq %d, batch %d, %lld steps (%lld tokens)\n",
+        label, tr.nw, h.layers, h.dim, h.heads, h.ff, T, h.batch, (long long)h.steps, (long long)h.steps * h.batch * T);
     pe__train_opts o;
     memset(&o, 0, sizeof o);
     o.steps = h.steps;
@@ -203,8 +206,8 @@ static int pe__cmd_train(int argc, char **argv) {
     const double final_loss = pe__train_run(&tr, &task, &o);
 
     /* files: safetensors first, then evaluate through the loader (what the playground will read) */
-    pe__buf st = { 0 };
-    const char *meta[] = { "task", task.name, "format", "pt", NULL };
+    pe__buf st = {0};
+    const char *meta[] = {"task", task.name, "format", "pt", NULL};
     pe__safetensors_write(&st, &tr.m.config, tr.t, tr.nt, tr.w, meta);
     char path[1024];
     snprintf(path, sizeof path, "%s/model.safetensors", out);
@@ -228,13 +231,16 @@ static int pe__cmd_train(int argc, char **argv) {
             label, final_loss, full.loss, full.accuracy, check.loss, check.accuracy);
 
     const pe_model_config *c = &m.config;
-    pe__buf b = { 0 };
-    pe__buf_puts(&b, "{\n  \"architectures\": [\"PosencTinyTransformer\"],\n  \"model_type\": \"posenc_tiny_transformer\",\n");
-    pe__buf_printf(&b, "  \"vocab_size\": %d,\n  \"hidden_size\": %d,\n  \"intermediate_size\": %d,\n  \"num_hidden_layers\": %d,\n"
-                       "  \"num_attention_heads\": %d,\n  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
-                       "  \"hidden_act\": \"gelu_pytorch_tanh\",\n  \"max_position_embeddings\": %d,\n  \"position_encoding\": \"%s\",\n",
-                   c->vocab_size, c->hidden_size, c->intermediate_size, c->num_hidden_layers, c->num_attention_heads,
-                   c->num_attention_heads, c->hidden_size / c->num_attention_heads, c->max_position_embeddings, pe_name);
+    pe__buf b = {0};
+    pe__buf_puts(
+        &b, "{\n  \"architectures\": [\"PosencTinyTransformer\"],\n  \"model_type\": \"posenc_tiny_transformer\",\n");
+    pe__buf_printf(
+        &b,
+        "  \"vocab_size\": %d,\n  \"hidden_size\": %d,\n  \"intermediate_size\": %d,\n  \"num_hidden_layers\": %d,\n"
+        "  \"num_attention_heads\": %d,\n  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
+        "  \"hidden_act\": \"gelu_pytorch_tanh\",\n  \"max_position_embeddings\": %d,\n  \"position_encoding\": \"%s\",\n",
+        c->vocab_size, c->hidden_size, c->intermediate_size, c->num_hidden_layers, c->num_attention_heads,
+        c->num_attention_heads, c->hidden_size / c->num_attention_heads, c->max_position_embeddings, pe_name);
     pe__buf_puts(&b, "  \"rope_theta\": ");
     pe__buf_double(&b, c->rope_theta);
     pe__buf_puts(&b, ",\n  \"rope_scaling\": null,\n  \"rms_norm_eps\": ");
@@ -252,17 +258,23 @@ static int pe__cmd_train(int argc, char **argv) {
     pe__buf_json_string(&b, check_name);
     pe__buf_puts(&b, ",\n    \"training_data\": { \"description\": ");
     pe__buf_json_string(&b, task.description);
-    pe__buf_printf(&b, ", \"seed\": %d, \"generator\": \"c/model/tasks.c\", \"license\": \"MIT (generated by posenc's own code)\" },\n",
-                   PE__DATA_SEED);
-    pe__buf_printf(&b, "    \"training\": { \"steps\": %lld, \"batch_size\": %d, \"seq_len\": %d, \"tokens\": %lld, "
-                       "\"optimizer\": \"AdamW\", \"lr\": ",
+    pe__buf_printf(
+        &b,
+        ", \"seed\": %d, \"generator\": \"c/model/tasks.c\", \"license\": \"MIT (generated by posenc's own code)\" },\n",
+        PE__DATA_SEED);
+    pe__buf_printf(&b,
+                   "    \"training\": { \"steps\": %lld, \"batch_size\": %d, \"seq_len\": %d, \"tokens\": %lld, "
+                   "\"optimizer\": \"AdamW\", \"lr\": ",
                    (long long)h.steps, h.batch, T, (long long)h.steps * h.batch * T);
     pe__buf_double(&b, h.lr);
-    pe__buf_printf(&b, ", \"warmup_steps\": %lld, \"schedule\": \"linear warmup, cosine to 0.1 lr\", \"betas\": [0.9, 0.95], "
-                       "\"eps\": 1e-8, \"weight_decay\": 0.1, \"weight_decay_on\": \"linear weights\", \"grad_clip\": 1.0, "
-                       "\"init_seed\": %llu, \"data_seed\": %d, \"toolchain\": \"gcc %s %s\", \"sources_sha256\": \"%s\", "
-                       "\"final_train_loss\": ",
-                   (long long)h.warmup, (unsigned long long)init_seed, PE__DATA_SEED, __VERSION__, PE_BUILD_FLAGS, PE_SOURCES_SHA256);
+    pe__buf_printf(
+        &b,
+        ", \"warmup_steps\": %lld, \"schedule\": \"linear warmup, cosine to 0.1 lr\", \"betas\": [0.9, 0.95], "
+        "\"eps\": 1e-8, \"weight_decay\": 0.1, \"weight_decay_on\": \"linear weights\", \"grad_clip\": 1.0, "
+        "\"init_seed\": %llu, \"data_seed\": %d, \"toolchain\": \"gcc %s %s\", \"sources_sha256\": \"%s\", "
+        "\"final_train_loss\": ",
+        (long long)h.warmup, (unsigned long long)init_seed, PE__DATA_SEED, __VERSION__, PE_BUILD_FLAGS,
+        PE_SOURCES_SHA256);
     pe__buf_double(&b, final_loss);
     pe__buf_puts(&b, " },\n    \"evaluation\": {\n");
     pe__json_eval(&b, "in_distribution", &check, T, 0);
@@ -277,24 +289,37 @@ static int pe__cmd_train(int argc, char **argv) {
     pe__check_sequence(&task, &ev, 0, T, in, tg);
     size_t ns;
     pe_model_scratch_size(&ns, &m, n_pos);
-    float *scratch = (float *)malloc(ns * sizeof(float)), *logits = (float *)malloc((size_t)n_pos * c->vocab_size * sizeof(float));
+    float *scratch = (float *)malloc(ns * sizeof(float)),
+          *logits = (float *)malloc((size_t)n_pos * c->vocab_size * sizeof(float));
     if (pe_model_forward(&m, logits, NULL, in, n_pos, NULL, scratch, ns) != PE_OK) return 1;
-    pe__buf lb = { 0 };
+    pe__buf lb = {0};
     char *text = (char *)malloc((size_t)n_pos + 1);
     pe__task_decode(&task, text, in, n_pos);
-    pe__buf_puts(&lb, "{\n  \"description\": \"logits of the native forward (gcc) for text, (positions, vocab_size), row-major\",\n  \"text\": ");
+    pe__buf_puts(
+        &lb,
+        "{\n  \"description\": \"logits of the native forward (gcc) for text, (positions, vocab_size), row-major\",\n  \"text\": ");
     pe__buf_json_string(&lb, text);
     pe__buf_printf(&lb, ",\n  \"shape\": [%d, %d],\n  \"logits\": [", n_pos, c->vocab_size);
     for (size_t i = 0; i < (size_t)n_pos * c->vocab_size; i++) {
-        if (i) pe__buf_puts(&lb, i % (size_t)c->vocab_size ? ", " : ",\n    ");
-        else pe__buf_puts(&lb, "\n    ");
+        if (i)
+            pe__buf_puts(&lb, i % (size_t)c->vocab_size ? ", " : ",\n    ");
+        else
+            pe__buf_puts(&lb, "\n    ");
         pe__buf_printf(&lb, "%.9g", (double)logits[i]);
     }
     pe__buf_puts(&lb, "\n  ]\n}\n");
     snprintf(path, sizeof path, "%s/logits.json", out);
     if (!pe__write_file(path, lb.data, lb.len)) return 1;
 
-    free(text); free(lb.data); free(scratch); free(logits); free(in); free(tg); free(b.data); free(st.data); free(w);
+    free(text);
+    free(lb.data);
+    free(scratch);
+    free(logits);
+    free(in);
+    free(tg);
+    free(b.data);
+    free(st.data);
+    free(w);
     pe__trainer_free(&tr);
     pe__task_free(&task);
     pe__task_free(&ev);
@@ -324,7 +349,7 @@ static int pe__cmd_eval(int argc, char **argv) {
     int64_t n_tokens = PE__EVAL_TOKENS;
     const char *v;
     if ((v = pe__arg(argc, argv, "--tokens"))) n_tokens = atoll(v);
-    int32_t factors[8] = { 1, 2, 4, 8 }, nf = 4;
+    int32_t factors[8] = {1, 2, 4, 8}, nf = 4;
     if ((v = pe__arg(argc, argv, "--factors"))) {
         nf = 0;
         for (const char *p = v; *p && nf < 8;) {
@@ -363,8 +388,10 @@ static int pe__cmd_eval(int argc, char **argv) {
         memcpy(hdr, file + 8, hlen);
         hdr[hlen] = 0;
         char *p = strstr(hdr, needle);
-        if (p && strncmp(p + strlen(needle), "lm\"", 3) == 0) task_name = "lm";
-        else if (p && strncmp(p + strlen(needle), "copy\"", 5) == 0) task_name = "copy";
+        if (p && strncmp(p + strlen(needle), "lm\"", 3) == 0)
+            task_name = "lm";
+        else if (p && strncmp(p + strlen(needle), "copy\"", 5) == 0)
+            task_name = "copy";
         free(hdr);
     }
     const char *model = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
@@ -374,8 +401,9 @@ static int pe__cmd_eval(int argc, char **argv) {
     pe__task_free(&task); /* the training corpus is not needed */
     const int32_t T = m.config.max_position_embeddings;
     const int n_modes = task.id == PE__TASK_LM ? 2 : 1;
-    static const char *const mode_names[2] = { "nonoverlapping", "sliding" };
-    static const char *const scaling_names[PE_MODEL_ROPE_SCALING_COUNT] = { "trained", "linear", "ntk", "dynamic", "yarn" };
+    static const char *const mode_names[2] = {"nonoverlapping", "sliding"};
+    static const char *const scaling_names[PE_MODEL_ROPE_SCALING_COUNT] = {"trained", "linear", "ntk", "dynamic",
+                                                                           "yarn"};
     const int n_var = m.config.position_encoding == PE_MODEL_POS_ROPE ? PE_MODEL_ROPE_SCALING_COUNT : 1;
     for (int mode = 0; mode < n_modes; mode++) {
         for (int vi = 0; vi < n_var; vi++) {
@@ -435,12 +463,15 @@ int main(int argc, char **argv) {
         }
         const char *v = pe__arg(argc, argv, "--chars");
         int32_t len = v ? atoi(v) : 400;
-        int32_t *in = (int32_t *)malloc((size_t)len * sizeof(int32_t)), *tg = (int32_t *)malloc((size_t)len * sizeof(int32_t));
+        int32_t *in = (int32_t *)malloc((size_t)len * sizeof(int32_t)),
+                *tg = (int32_t *)malloc((size_t)len * sizeof(int32_t));
         char *text = (char *)malloc((size_t)len + 1);
         pe__task_sample(&task, PE__DATA_SEED, 0, len, in, tg);
         pe__task_decode(&task, text, in, len);
         printf("%s\n", text);
-        free(in); free(tg); free(text);
+        free(in);
+        free(tg);
+        free(text);
         pe__task_free(&task);
         pe__task_free(&ev);
         return 0;

@@ -23,11 +23,9 @@
 
 /* ---- names ------------------------------------------------------------------------------------- */
 
-static const char *const pe__position_names[PE_MODEL_POS_COUNT] = { "none", "sinusoidal", "learned", "rope", "alibi" };
+static const char *const pe__position_names[PE_MODEL_POS_COUNT] = {"none", "sinusoidal", "learned", "rope", "alibi"};
 
-const char *pe__position_name(int32_t p) {
-    return (p >= 0 && p < PE_MODEL_POS_COUNT) ? pe__position_names[p] : "?";
-}
+const char *pe__position_name(int32_t p) { return (p >= 0 && p < PE_MODEL_POS_COUNT) ? pe__position_names[p] : "?"; }
 
 int32_t pe__position_from_name(const char *name) {
     for (int32_t i = 0; i < PE_MODEL_POS_COUNT; i++)
@@ -55,16 +53,16 @@ pe_status pe__model_resolve(pe_model_config *out, const pe_model_config *in, cha
     if (c.rope_theta == 0) c.rope_theta = 10000.0;
     if (c.rms_norm_eps == 0) c.rms_norm_eps = 1e-5;
     if (c.embedding_multiplier == 0) c.embedding_multiplier = sqrt((double)c.hidden_size);
-    /* Each bound is printed from the macro that sets it. */
-#define PE__RANGE(field, lo, hi)                                                                          \
-    if (c.field < (lo) || c.field > (hi)) {                                                               \
-        pe__msg_s(&e, "config: " #field " must be in [");                                                 \
-        pe__msg_i(&e, (lo));                                                                              \
-        pe__msg_s(&e, ", ");                                                                              \
-        pe__msg_i(&e, (hi));                                                                              \
-        pe__msg_s(&e, "], got ");                                                                         \
-        pe__msg_i(&e, c.field);                                                                           \
-        return PE_ERR_SHAPE;                                                                              \
+        /* Each bound is printed from the macro that sets it. */
+#define PE__RANGE(field, lo, hi)                          \
+    if (c.field < (lo) || c.field > (hi)) {               \
+        pe__msg_s(&e, "config: " #field " must be in ["); \
+        pe__msg_i(&e, (lo));                              \
+        pe__msg_s(&e, ", ");                              \
+        pe__msg_i(&e, (hi));                              \
+        pe__msg_s(&e, "], got ");                         \
+        pe__msg_i(&e, c.field);                           \
+        return PE_ERR_SHAPE;                              \
     }
     PE__RANGE(vocab_size, 2, PE_MODEL_MAX_VOCAB);
     PE__RANGE(hidden_size, 1, PE_MODEL_MAX_DIM);
@@ -86,7 +84,8 @@ pe_status pe__model_resolve(pe_model_config *out, const pe_model_config *in, cha
     }
     if (!(isfinite(c.rope_theta) && c.rope_theta > 1.0) || !(isfinite(c.rms_norm_eps) && c.rms_norm_eps > 0) ||
         !(c.embedding_multiplier > 0 && c.embedding_multiplier <= PE_MODEL_MAX_WEIGHT)) {
-        pe__msg_s(&e, "config: rope_theta must be finite and > 1, rms_norm_eps finite and > 0, embedding_multiplier in (0, ");
+        pe__msg_s(
+            &e, "config: rope_theta must be finite and > 1, rms_norm_eps finite and > 0, embedding_multiplier in (0, ");
         pe__msg_i(&e, PE_MODEL_MAX_WEIGHT);
         pe__msg_s(&e, "] (PE_MODEL_MAX_WEIGHT)");
         return PE_ERR_FIELD_VALUE;
@@ -118,17 +117,17 @@ int pe__model_tensors(pe__tensor_info *t, const pe_model_config *c) {
     const int32_t D = c->hidden_size, F = c->intermediate_size;
     int n = 0;
     size_t off = 0;
-#define PE__ADD(nm_expr, kind_, d0, d1)                                                                   \
-    do {                                                                                                  \
-        pe__tensor_info *ti = &t[n++];                                                                    \
-        nm_expr;                                                                                          \
-        ti->kind = (kind_);                                                                               \
-        ti->shape[0] = (d0);                                                                              \
-        ti->shape[1] = (d1);                                                                              \
-        ti->ndim = (d1) > 0 ? 2 : 1;                                                                      \
-        ti->numel = (size_t)(d0) * (size_t)((d1) > 0 ? (d1) : 1);                                         \
-        ti->offset = off;                                                                                 \
-        off += ti->numel;                                                                                 \
+#define PE__ADD(nm_expr, kind_, d0, d1)                           \
+    do {                                                          \
+        pe__tensor_info *ti = &t[n++];                            \
+        nm_expr;                                                  \
+        ti->kind = (kind_);                                       \
+        ti->shape[0] = (d0);                                      \
+        ti->shape[1] = (d1);                                      \
+        ti->ndim = (d1) > 0 ? 2 : 1;                              \
+        ti->numel = (size_t)(d0) * (size_t)((d1) > 0 ? (d1) : 1); \
+        ti->offset = off;                                         \
+        off += ti->numel;                                         \
     } while (0)
     PE__ADD(strcpy(ti->name, "model.embed_tokens.weight"), PE__T_EMBED, c->vocab_size, D);
     if (c->position_encoding == PE_MODEL_POS_LEARNED)
@@ -183,7 +182,7 @@ pe_status pe__model_bind(pe_model *m, const pe_model_config *cfg, const float *w
     }
     memset(&m->rope, 0, sizeof m->rope);
     if (c.position_encoding == PE_MODEL_POS_ROPE) {
-        pe_rope_config rc = { 0 };
+        pe_rope_config rc = {0};
         rc.head_dim = c.hidden_size / c.num_attention_heads;
         rc.base = c.rope_theta;
         st = pe_rope_init(&m->rope, &rc);
@@ -202,23 +201,31 @@ pe_status pe_model_rope(pe_rope *rope, const pe_model *m, int32_t scaling, doubl
     if (scaling != PE_MODEL_ROPE_TRAINED && !(isfinite(factor) && factor > 0)) return PE_ERR_FACTOR;
     const int32_t hd = m->config.hidden_size / m->config.num_attention_heads;
     const int32_t L = m->config.max_position_embeddings;
-    pe_rope_config rc = { 0 };
+    pe_rope_config rc = {0};
     rc.head_dim = hd;
     rc.base = m->config.rope_theta;
     switch (scaling) {
     case PE_MODEL_ROPE_TRAINED: break;
-    case PE_MODEL_ROPE_LINEAR: rc.type = PE_ROPE_LINEAR; rc.factor = factor; break;
+    case PE_MODEL_ROPE_LINEAR:
+        rc.type = PE_ROPE_LINEAR;
+        rc.factor = factor;
+        break;
     case PE_MODEL_ROPE_NTK:
         /* NTK-aware (bloc97, 2023), the static form dynamic NTK uses at its longest length:
          * base' = base * factor^(d / (d - 2)), so the lowest frequency is interpolated by `factor` and the
          * highest is left as it was. head_dim 2 has a single frequency: plain interpolation of the base. */
-        rc.base = hd > 2 ? m->config.rope_theta * pow(factor, (double)hd / (double)(hd - 2))
-                         : m->config.rope_theta * factor;
+        rc.base =
+            hd > 2 ? m->config.rope_theta * pow(factor, (double)hd / (double)(hd - 2)) : m->config.rope_theta * factor;
         break;
     case PE_MODEL_ROPE_DYNAMIC:
-        rc.type = PE_ROPE_DYNAMIC; rc.factor = factor; rc.max_position_embeddings = L; break;
+        rc.type = PE_ROPE_DYNAMIC;
+        rc.factor = factor;
+        rc.max_position_embeddings = L;
+        break;
     case PE_MODEL_ROPE_YARN:
-        rc.type = PE_ROPE_YARN; rc.factor = factor; rc.original_max_position_embeddings = L;
+        rc.type = PE_ROPE_YARN;
+        rc.factor = factor;
+        rc.original_max_position_embeddings = L;
         rc.max_position_embeddings = (int32_t)fmin(2147483647.0, floor(factor * L));
         break;
     }
@@ -268,7 +275,10 @@ static inline float pe__tanh(float y) {
     /* |y| clamped to 9 (tanh(9) rounds to 1 in float) on the bit pattern: an integer min, which vectorises
      * where a float compare-and-select would not (a NaN stays a NaN: its bits exceed 9's, so it becomes 9;
      * no NaN reaches here from finite weights). */
-    union { float f; uint32_t u; } a;
+    union {
+        float f;
+        uint32_t u;
+    } a;
     a.f = y;
     a.u &= 0x7fffffffu;
     a.u = a.u < 0x41100000u ? a.u : 0x41100000u;
@@ -298,8 +308,8 @@ void pe__gelu_backward(float *dg, const float *u, size_t n) {
 
 /* ---- forward ------------------------------------------------------------------------------------ */
 
-pe_status pe__model_forward_batch(const pe_model *m, const pe_rope *rope, const int32_t *tokens, int32_t B,
-                                  int32_t S, float *logits, const pe__acts *a) {
+pe_status pe__model_forward_batch(const pe_model *m, const pe_rope *rope, const int32_t *tokens, int32_t B, int32_t S,
+                                  float *logits, const pe__acts *a) {
     const pe_model_config *c = &m->config;
     const int32_t D = c->hidden_size, F = c->intermediate_size, H = c->num_attention_heads, V = c->vocab_size;
     const int32_t hd = D / H;
@@ -412,8 +422,8 @@ pe_status pe_model_scratch_size(size_t *n_floats, pe_model *m, int32_t seq_len) 
     return PE_OK;
 }
 
-pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const int32_t *tokens,
-                           int32_t seq_len, const pe_rope *rope, float *scratch, size_t n_scratch) {
+pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const int32_t *tokens, int32_t seq_len,
+                           const pe_rope *rope, float *scratch, size_t n_scratch) {
     if (!m || !logits || !tokens || !scratch) return PE_ERR_NULL;
     pe__msg e = pe__msg_start(m->message, sizeof m->message);
     if (!m->embed_tokens) {
@@ -484,11 +494,19 @@ pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const i
         A->x_in = A->x_mid = X;
         A->rms1 = A->rms2 = RMS;
         A->h1 = A->h2 = Hh;
-        A->q = Q; A->k = K; A->v = Vv; A->att = ATT;
+        A->q = Q;
+        A->k = K;
+        A->v = Vv;
+        A->att = ATT;
         A->u = A->g = U;
         A->p = attention ? attention + (size_t)l * per_layer : NULL;
     }
-    a.x_out = X; a.rmsf = RMS; a.hf = Hh; a.tmp = TMP; a.cos = COS; a.sin = SIN;
+    a.x_out = X;
+    a.rmsf = RMS;
+    a.hf = Hh;
+    a.tmp = TMP;
+    a.cos = COS;
+    a.sin = SIN;
     const pe_status st = pe__model_forward_batch(m, rope ? rope : &m->rope, tokens, 1, seq_len, logits, &a);
     if (st != PE_OK) {
         pe__msg_s(&e, "forward: kernel failed: ");

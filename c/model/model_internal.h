@@ -10,10 +10,13 @@
 
 /* ---- messages into a caller's buffer, no snprintf (keeps the wasm small) (model.c, safetensors.c) ---- */
 
-typedef struct pe__msg { char *p; size_t n, cap; } pe__msg;
+typedef struct pe__msg {
+    char *p;
+    size_t n, cap;
+} pe__msg;
 
 static inline pe__msg pe__msg_start(char *buf, size_t cap) {
-    pe__msg m = { buf, 0, cap };
+    pe__msg m = {buf, 0, cap};
     if (buf && cap) buf[0] = 0;
     return m;
 }
@@ -26,7 +29,10 @@ static inline void pe__msg_u(pe__msg *m, uint64_t u) {
     char b[24];
     int i = 23;
     b[i] = 0;
-    do { b[--i] = (char)('0' + u % 10); u /= 10; } while (u);
+    do {
+        b[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
     pe__msg_s(m, b + i);
 }
 static inline void pe__msg_i(pe__msg *m, long long v) {
@@ -44,11 +50,17 @@ typedef struct pe__tensor_info {
     int32_t ndim;             /* 1 or 2 */
     int32_t shape[2];
     size_t numel;
-    size_t offset;            /* in floats, into the flat weights (canonical order = the order of this table) */
-    int32_t kind;             /* pe__tensor_kind: how it is initialised and whether it is decayed */
+    size_t offset; /* in floats, into the flat weights (canonical order = the order of this table) */
+    int32_t kind;  /* pe__tensor_kind: how it is initialised and whether it is decayed */
 } pe__tensor_info;
 
-enum pe__tensor_kind { PE__T_EMBED, PE__T_POS, PE__T_NORM, PE__T_LINEAR, PE__T_LINEAR_OUT };
+enum pe__tensor_kind {
+    PE__T_EMBED,
+    PE__T_POS,
+    PE__T_NORM,
+    PE__T_LINEAR,
+    PE__T_LINEAR_OUT
+};
 
 /* Fills the table for a resolved config; returns the number of tensors. */
 int pe__model_tensors(pe__tensor_info *t, const pe_model_config *cfg);
@@ -60,7 +72,7 @@ pe_status pe__model_resolve(pe_model_config *out, const pe_model_config *in, cha
 pe_status pe__model_bind(pe_model *m, const pe_model_config *cfg, const float *weights);
 
 const char *pe__position_name(int32_t position_encoding); /* "none", "sinusoidal", ... */
-int32_t pe__position_from_name(const char *name);          /* -1 if unknown */
+int32_t pe__position_from_name(const char *name);         /* -1 if unknown */
 
 /* ---- forward with saved activations (model.c) ----------------------------------------------------- */
 
@@ -68,26 +80,26 @@ int32_t pe__position_from_name(const char *name);          /* -1 if unknown */
  * x_mid, and the next layer's x_in / x_out) may all alias one buffer, as may h1/h2/hf and u/g: the forward
  * reads each only before it overwrites it. For training they are distinct and kept for the backward. */
 typedef struct pe__layer_acts {
-    float *x_in;   /* (N, D) residual stream entering the layer */
-    float *rms1;   /* (N) 1 / rms(x_in) */
-    float *h1;     /* (N, D) RMSNorm(x_in) * input_norm */
-    float *q, *k;  /* (N, D) = (B, S, H, hd) BSHD, after RoPE */
-    float *v;      /* (N, D) */
-    float *p;      /* (B, H, S, S) attention weights, or NULL (not needed: inference) */
-    float *att;    /* (N, D) attention output, before W_o */
-    float *x_mid;  /* (N, D) x_in + W_o att */
-    float *rms2;   /* (N) */
-    float *h2;     /* (N, D) */
-    float *u;      /* (N, F) W_up h2 */
-    float *g;      /* (N, F) gelu(u) */
+    float *x_in;  /* (N, D) residual stream entering the layer */
+    float *rms1;  /* (N) 1 / rms(x_in) */
+    float *h1;    /* (N, D) RMSNorm(x_in) * input_norm */
+    float *q, *k; /* (N, D) = (B, S, H, hd) BSHD, after RoPE */
+    float *v;     /* (N, D) */
+    float *p;     /* (B, H, S, S) attention weights, or NULL (not needed: inference) */
+    float *att;   /* (N, D) attention output, before W_o */
+    float *x_mid; /* (N, D) x_in + W_o att */
+    float *rms2;  /* (N) */
+    float *h2;    /* (N, D) */
+    float *u;     /* (N, F) W_up h2 */
+    float *g;     /* (N, F) gelu(u) */
 } pe__layer_acts;
 
 typedef struct pe__acts {
     pe__layer_acts l[PE_MODEL_MAX_LAYERS];
-    float *x_out;  /* (N, D) after the last layer */
-    float *rmsf;   /* (N) */
-    float *hf;     /* (N, D) final RMSNorm output */
-    float *tmp;    /* (N, D) scratch */
+    float *x_out;     /* (N, D) after the last layer */
+    float *rmsf;      /* (N) */
+    float *hf;        /* (N, D) final RMSNorm output */
+    float *tmp;       /* (N, D) scratch */
     float *cos, *sin; /* (S, head_dim / 2) RoPE tables for positions 0 .. S-1 (RoPE models) */
 } pe__acts;
 
@@ -105,25 +117,34 @@ void pe__gelu_backward(float *dg, const float *u, size_t n); /* dg *= gelu'(u) *
 /* ---- safetensors writer and helpers (model.c / train.c) ------------------------------------------ */
 
 /* Appends to a growing byte buffer (native only). */
-typedef struct pe__buf { uint8_t *data; size_t len, cap; } pe__buf;
+typedef struct pe__buf {
+    uint8_t *data;
+    size_t len, cap;
+} pe__buf;
 
 /* ---- PRNG: splitmix64 (Steele, Lea & Flood 2014), deterministic everywhere (tasks.c) --------------- */
 
-typedef struct pe__rng { uint64_t s; } pe__rng;
+typedef struct pe__rng {
+    uint64_t s;
+} pe__rng;
 uint64_t pe__rng_next(pe__rng *r);
-pe__rng pe__rng_seed(uint64_t seed, uint64_t stream);     /* independent streams from one seed */
-uint32_t pe__rng_below(pe__rng *r, uint32_t n);           /* uniform in [0, n), n >= 1, unbiased */
-double pe__rng_uniform(pe__rng *r);                       /* [0, 1), 53 bits */
-double pe__rng_normal(pe__rng *r);                        /* Box-Muller, N(0, 1) */
+pe__rng pe__rng_seed(uint64_t seed, uint64_t stream); /* independent streams from one seed */
+uint32_t pe__rng_below(pe__rng *r, uint32_t n);       /* uniform in [0, n), n >= 1, unbiased */
+double pe__rng_uniform(pe__rng *r);                   /* [0, 1), 53 bits */
+double pe__rng_normal(pe__rng *r);                    /* Box-Muller, N(0, 1) */
 
 /* ---- tasks (tasks.c) --------------------------------------------------------------------------- */
 
-enum pe__task_id { PE__TASK_COPY = 0, PE__TASK_LM = 1, PE__TASK_COUNT };
+enum pe__task_id {
+    PE__TASK_COPY = 0,
+    PE__TASK_LM = 1,
+    PE__TASK_COUNT
+};
 
 typedef struct pe__task {
     int32_t id;
-    const char *name;        /* "copy" / "lm" */
-    const char *vocab;       /* token i is the character vocab[i] */
+    const char *name;  /* "copy" / "lm" */
+    const char *vocab; /* token i is the character vocab[i] */
     int32_t vocab_size;
     int32_t train_len;       /* training context length (max_position_embeddings) */
     const char *description; /* provenance of the data, for config.json */
@@ -145,8 +166,7 @@ int32_t pe__task_sample(const pe__task *t, uint64_t seed, uint64_t index, int32_
 
 /* LM: the window of the corpus starting at `start` (len + 1 tokens must fit). Every target is scored except
  * the first `skip` (sliding-window evaluation). */
-int32_t pe__task_window(const pe__task *t, size_t start, int32_t len, int32_t skip, int32_t *inputs,
-                        int32_t *targets);
+int32_t pe__task_window(const pe__task *t, size_t start, int32_t len, int32_t skip, int32_t *inputs, int32_t *targets);
 
 /* Writes the character form of a token sequence (for samples and debugging). */
 void pe__task_decode(const pe__task *t, char *out, const int32_t *tokens, int32_t n);

@@ -92,7 +92,9 @@ static int pe__json_string(pe__json *j, char *out, size_t cap) {
             if (j->p >= j->end) return pe__json_fail(j, "unterminated escape");
             uint8_t esc = *j->p++;
             switch (esc) {
-            case '"': case '\\': case '/': ch = esc; break;
+            case '"':
+            case '\\':
+            case '/': ch = esc; break;
             case 'b': ch = '\b'; break;
             case 'f': ch = '\f'; break;
             case 'n': ch = '\n'; break;
@@ -104,10 +106,14 @@ static int pe__json_string(pe__json *j, char *out, size_t cap) {
                 for (int k = 0; k < 4; k++) {
                     uint8_t h = *j->p++;
                     cp <<= 4;
-                    if (h >= '0' && h <= '9') cp |= (unsigned)(h - '0');
-                    else if (h >= 'a' && h <= 'f') cp |= (unsigned)(h - 'a' + 10);
-                    else if (h >= 'A' && h <= 'F') cp |= (unsigned)(h - 'A' + 10);
-                    else return pe__json_fail(j, "bad \\u escape");
+                    if (h >= '0' && h <= '9')
+                        cp |= (unsigned)(h - '0');
+                    else if (h >= 'a' && h <= 'f')
+                        cp |= (unsigned)(h - 'a' + 10);
+                    else if (h >= 'A' && h <= 'F')
+                        cp |= (unsigned)(h - 'A' + 10);
+                    else
+                        return pe__json_fail(j, "bad \\u escape");
                 }
                 /* keep code points below 0x80 as they are; others become '?' (no name we read uses them) */
                 ch = cp < 0x80 ? (uint8_t)cp : (uint8_t)'?';
@@ -228,7 +234,7 @@ static pe_status pe__st_parse(pe__st *st, const uint8_t *file, size_t size, pe__
     }
     st->data_start = 8 + hlen;
     st->data_size = size - 8 - hlen;
-    pe__json j = { file + 8, file + 8 + hlen, e };
+    pe__json j = {file + 8, file + 8 + hlen, e};
     if (!pe__json_char(&j, '{')) {
         pe__json_fail(&j, "the header must start with '{'");
         return PE_ERR_FIELD_VALUE;
@@ -377,7 +383,8 @@ static int pe__meta_int(const pe__st *st, const char *key, int32_t *out, pe__msg
 }
 
 /* The config from __metadata__, and the tensor table checked against the file. */
-static pe_status pe__st_check(pe_model_config *cfg, pe__tensor_info *t, int *nt, int *file_index, const pe__st *st, pe__msg *e) {
+static pe_status pe__st_check(pe_model_config *cfg, pe__tensor_info *t, int *nt, int *file_index, const pe__st *st,
+                              pe__msg *e) {
     pe_status status = PE_OK;
     pe_model_config c;
     memset(&c, 0, sizeof c);
@@ -523,7 +530,8 @@ pe_status pe_model_load(pe_model *m, float *weights, size_t n_floats, const uint
             while (k > 0 && t[k].offset > i) k--;
             pe__msg_s(&e, "load: tensor '");
             pe__msg_s(&e, t[k].name);
-            pe__msg_s(&e, isfinite(weights[i]) ? "' holds a value beyond +-" : "' holds a NaN or infinity; weights must be within +-");
+            pe__msg_s(&e, isfinite(weights[i]) ? "' holds a value beyond +-"
+                                               : "' holds a NaN or infinity; weights must be within +-");
             pe__msg_i(&e, (long long)PE_MODEL_MAX_WEIGHT);
             pe__msg_s(&e, " (PE_MODEL_MAX_WEIGHT), at element ");
             pe__msg_u(&e, i - t[k].offset);

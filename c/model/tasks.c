@@ -32,7 +32,7 @@ uint64_t pe__rng_next(pe__rng *r) {
 }
 
 pe__rng pe__rng_seed(uint64_t seed, uint64_t stream) {
-    pe__rng r = { seed * 0x9E3779B97F4A7C15ULL ^ (stream + 0x632BE59BD9B4E019ULL) * 0xD1B54A32D192ED03ULL };
+    pe__rng r = {seed * 0x9E3779B97F4A7C15ULL ^ (stream + 0x632BE59BD9B4E019ULL) * 0xD1B54A32D192ED03ULL};
     pe__rng_next(&r);
     return r;
 }
@@ -41,7 +41,8 @@ uint32_t pe__rng_below(pe__rng *r, uint32_t n) {
     /* rejection sampling: unbiased */
     uint64_t lim = UINT64_MAX - UINT64_MAX % n;
     uint64_t x;
-    do x = pe__rng_next(r); while (x >= lim);
+    do x = pe__rng_next(r);
+    while (x >= lim);
     return (uint32_t)(x % n);
 }
 
@@ -65,7 +66,7 @@ static int32_t pe__copy_sample(uint64_t seed, uint64_t index, int32_t len, int32
     pe__rng r = pe__rng_seed(seed, index);
     /* tokens[0 .. len] (len + 1), scored[0 .. len] marks tokens that are targets */
     int32_t n_tok = 0, n_scored = 0;
-    int32_t *tok = inputs;   /* write inputs directly; the last token is kept aside */
+    int32_t *tok = inputs; /* write inputs directly; the last token is kept aside */
     /* produce into a small state machine so we never buffer more than an episode */
     int32_t ep[2 * PE__COPY_MAX_N + 2];
     int32_t ep_scored[2 * PE__COPY_MAX_N + 2];
@@ -76,13 +77,23 @@ static int32_t pe__copy_sample(uint64_t seed, uint64_t index, int32_t len, int32
         for (int32_t i = 0; i < PE__COPY_LETTERS; i++) letters[i] = i;
         for (int32_t i = 0; i < n; i++) { /* partial Fisher-Yates: n distinct letters */
             int32_t j = i + (int32_t)pe__rng_below(&r, (uint32_t)(PE__COPY_LETTERS - i));
-            int32_t t = letters[i]; letters[i] = letters[j]; letters[j] = t;
+            int32_t t = letters[i];
+            letters[i] = letters[j];
+            letters[j] = t;
         }
         int32_t k = 0;
-        ep[k] = PE__COPY_DOT; ep_scored[k++] = !first_episode; /* '.' closes the previous copy */
-        for (int32_t i = 0; i < n; i++) { ep[k] = 2 + letters[i]; ep_scored[k++] = 0; }
-        ep[k] = PE__COPY_BAR; ep_scored[k++] = 0;
-        for (int32_t i = 0; i < n; i++) { ep[k] = 2 + letters[i]; ep_scored[k++] = 1; }
+        ep[k] = PE__COPY_DOT;
+        ep_scored[k++] = !first_episode; /* '.' closes the previous copy */
+        for (int32_t i = 0; i < n; i++) {
+            ep[k] = 2 + letters[i];
+            ep_scored[k++] = 0;
+        }
+        ep[k] = PE__COPY_BAR;
+        ep_scored[k++] = 0;
+        for (int32_t i = 0; i < n; i++) {
+            ep[k] = 2 + letters[i];
+            ep_scored[k++] = 1;
+        }
         first_episode = 0;
         for (int32_t i = 0; i < k && n_tok < len + 1; i++, n_tok++) {
             if (n_tok < len) tok[n_tok] = ep[i];
@@ -98,39 +109,42 @@ static int32_t pe__copy_sample(uint64_t seed, uint64_t index, int32_t len, int32
 static const char pe__lm_vocab[] = " abcdefghijklmnopqrstuvwxyz.,\n";
 
 static const char *const pe__nouns[] = {
-    "dog", "cat", "bird", "fox", "horse", "river", "house", "garden", "boat", "lamp", "book", "letter", "door",
-    "window", "tree", "stone", "bridge", "road", "market", "cup", "bell", "coat", "apple", "basket", "hill",
-    "field", "wagon", "candle", "clock", "song", "map", "key", "box", "rope", "fish", "cloud", "storm", "ship",
-    "table", "chair", "wall", "gate", "mill", "well", "forest", "village", "tower", "king", "baker", "farmer",
-    "teacher", "child", "sister", "brother", "friend", "stranger", "doctor", "sailor", "painter", "girl", "boy",
+    "dog",      "cat",     "bird",   "fox",     "horse", "river",  "house",   "garden", "boat",   "lamp",    "book",
+    "letter",   "door",    "window", "tree",    "stone", "bridge", "road",    "market", "cup",    "bell",    "coat",
+    "apple",    "basket",  "hill",   "field",   "wagon", "candle", "clock",   "song",   "map",    "key",     "box",
+    "rope",     "fish",    "cloud",  "storm",   "ship",  "table",  "chair",   "wall",   "gate",   "mill",    "well",
+    "forest",   "village", "tower",  "king",    "baker", "farmer", "teacher", "child",  "sister", "brother", "friend",
+    "stranger", "doctor",  "sailor", "painter", "girl",  "boy",
 };
 static const char *const pe__adjs[] = {
-    "old", "small", "big", "red", "green", "quiet", "bright", "dark", "cold", "warm", "little", "tall", "heavy",
-    "broken", "new", "strange", "happy", "tired", "brave", "gentle", "wet", "dry", "slow", "quick", "golden",
-    "silver", "lonely", "busy", "careful", "hungry",
+    "old",    "small", "big",   "red",    "green",  "quiet",   "bright", "dark",  "cold",    "warm",
+    "little", "tall",  "heavy", "broken", "new",    "strange", "happy",  "tired", "brave",   "gentle",
+    "wet",    "dry",   "slow",  "quick",  "golden", "silver",  "lonely", "busy",  "careful", "hungry",
 };
-static const char *const pe__vt[] = { /* transitive, past tense */
-    "saw", "found", "carried", "painted", "opened", "closed", "lost", "followed", "watched", "fixed", "took",
-    "made", "washed", "loved", "hid", "sold", "bought", "pulled", "pushed", "cleaned", "visited", "remembered",
-    "counted", "dropped", "held", "kept", "left", "met", "heard", "called",
+static const char *const pe__vt[] = {
+    /* transitive, past tense */
+    "saw",     "found",      "carried", "painted", "opened", "closed", "lost",   "followed", "watched", "fixed",
+    "took",    "made",       "washed",  "loved",   "hid",    "sold",   "bought", "pulled",   "pushed",  "cleaned",
+    "visited", "remembered", "counted", "dropped", "held",   "kept",   "left",   "met",      "heard",   "called",
 };
-static const char *const pe__vi[] = { /* intransitive, past tense */
-    "slept", "laughed", "waited", "sang", "walked", "ran", "smiled", "cried", "danced", "listened", "rested",
-    "shouted", "worked", "stayed", "returned", "arrived",
+static const char *const pe__vi[] = {
+    /* intransitive, past tense */
+    "slept",  "laughed",  "waited", "sang",    "walked", "ran",    "smiled",   "cried",
+    "danced", "listened", "rested", "shouted", "worked", "stayed", "returned", "arrived",
 };
 static const char *const pe__preps[] = {
     "near", "behind", "under", "over", "beside", "inside", "across", "around", "past", "into", "toward", "by",
 };
 static const char *const pe__times[] = {
-    "in the morning", "at night", "after dinner", "before the rain", "that day", "every winter", "at noon",
-    "on the next day", "long ago", "later",
+    "in the morning", "at night", "after dinner",    "before the rain", "that day",
+    "every winter",   "at noon",  "on the next day", "long ago",        "later",
 };
-static const char *const pe__says[] = { "said", "thought", "knew", "told everyone", "wrote", "whispered" };
+static const char *const pe__says[] = {"said", "thought", "knew", "told everyone", "wrote", "whispered"};
 static const char *const pe__onsets[] = {
     "b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "sh", "th", "br", "tr", "kl", "st",
 };
-static const char *const pe__vowels[] = { "a", "e", "i", "o", "u", "a", "e", "o", "ai", "ou" };
-static const char *const pe__codas[] = { "", "", "", "n", "r", "l", "s", "k", "m" };
+static const char *const pe__vowels[] = {"a", "e", "i", "o", "u", "a", "e", "o", "ai", "ou"};
+static const char *const pe__codas[] = {"", "", "", "n", "r", "l", "s", "k", "m"};
 
 #define PE__N(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
 #define PE__PICK(r, a) ((a)[pe__rng_below((r), PE__N(a))])
@@ -154,7 +168,8 @@ static void pe__make_name(pe__rng *r, char *out) {
     int syl = 2 + (int)pe__rng_below(r, 2);
     size_t n = 0;
     for (int s = 0; s < syl; s++) {
-        const char *parts[3] = { PE__PICK(r, pe__onsets), PE__PICK(r, pe__vowels), s == syl - 1 ? PE__PICK(r, pe__codas) : "" };
+        const char *parts[3] = {PE__PICK(r, pe__onsets), PE__PICK(r, pe__vowels),
+                                s == syl - 1 ? PE__PICK(r, pe__codas) : ""};
         for (int k = 0; k < 3; k++)
             for (const char *c = parts[k]; *c && n < 15; c++) out[n++] = *c;
     }
@@ -231,7 +246,7 @@ static void pe__sentence(pe__rng *r, pe__text *t, const pe__para *pa) {
     pe__clause(r, t, pa, 0);
     uint32_t j = pe__rng_below(r, 8);
     if (j < 3) {
-        static const char *const conj[] = { ", and ", ", but ", " because ", " while " };
+        static const char *const conj[] = {", and ", ", but ", " because ", " while "};
         pe__put(t, PE__PICK(r, conj));
         pe__clause(r, t, pa, 1);
     }
@@ -259,7 +274,7 @@ static int pe__lm_corpus(uint8_t *out, size_t n, uint64_t seed) {
     char buf[4096];
     size_t done = 0;
     while (done < n) {
-        pe__text t = { buf, 0, sizeof buf };
+        pe__text t = {buf, 0, sizeof buf};
         pe__paragraph(&r, &t);
         for (size_t i = 0; i < t.n && done < n; i++) {
             int8_t v = map[(uint8_t)buf[i]];
@@ -328,7 +343,8 @@ int32_t pe__task_window(const pe__task *t, size_t start, int32_t len, int32_t sk
     return n;
 }
 
-int32_t pe__task_sample(const pe__task *t, uint64_t seed, uint64_t index, int32_t len, int32_t *inputs, int32_t *targets) {
+int32_t pe__task_sample(const pe__task *t, uint64_t seed, uint64_t index, int32_t len, int32_t *inputs,
+                        int32_t *targets) {
     if (t->id == PE__TASK_COPY) return pe__copy_sample(seed, index, len, inputs, targets);
     pe__rng r = pe__rng_seed(seed, index);
     size_t start = (size_t)(pe__rng_next(&r) % (uint64_t)(t->n_corpus - (size_t)len - 1));

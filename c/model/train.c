@@ -83,17 +83,33 @@ int pe__trainer_init(pe__trainer *tr, const pe_model_config *cfg_in, int32_t bat
     const size_t total = (size_t)cfg.num_hidden_layers * per_layer + 2 * N * D + N + N * D + 2 * (size_t)seq * hd2;
     tr->acts_mem = pe__falloc(total);
     float *p = tr->acts_mem;
-#define PE__TAKE(ptr, n) do { (ptr) = p; p += (n); } while (0)
+#define PE__TAKE(ptr, n) \
+    do {                 \
+        (ptr) = p;       \
+        p += (n);        \
+    } while (0)
     for (int32_t l = 0; l < cfg.num_hidden_layers; l++) {
         pe__layer_acts *A = &tr->a.l[l];
-        PE__TAKE(A->x_in, N * D); PE__TAKE(A->rms1, N); PE__TAKE(A->h1, N * D);
-        PE__TAKE(A->q, N * D); PE__TAKE(A->k, N * D); PE__TAKE(A->v, N * D);
+        PE__TAKE(A->x_in, N * D);
+        PE__TAKE(A->rms1, N);
+        PE__TAKE(A->h1, N * D);
+        PE__TAKE(A->q, N * D);
+        PE__TAKE(A->k, N * D);
+        PE__TAKE(A->v, N * D);
         PE__TAKE(A->p, H * (size_t)batch * seq * seq);
-        PE__TAKE(A->att, N * D); PE__TAKE(A->x_mid, N * D); PE__TAKE(A->rms2, N); PE__TAKE(A->h2, N * D);
-        PE__TAKE(A->u, N * F); PE__TAKE(A->g, N * F);
+        PE__TAKE(A->att, N * D);
+        PE__TAKE(A->x_mid, N * D);
+        PE__TAKE(A->rms2, N);
+        PE__TAKE(A->h2, N * D);
+        PE__TAKE(A->u, N * F);
+        PE__TAKE(A->g, N * F);
     }
-    PE__TAKE(tr->a.x_out, N * D); PE__TAKE(tr->a.rmsf, N); PE__TAKE(tr->a.hf, N * D); PE__TAKE(tr->a.tmp, N * D);
-    PE__TAKE(tr->a.cos, (size_t)seq * hd2); PE__TAKE(tr->a.sin, (size_t)seq * hd2);
+    PE__TAKE(tr->a.x_out, N * D);
+    PE__TAKE(tr->a.rmsf, N);
+    PE__TAKE(tr->a.hf, N * D);
+    PE__TAKE(tr->a.tmp, N * D);
+    PE__TAKE(tr->a.cos, (size_t)seq * hd2);
+    PE__TAKE(tr->a.sin, (size_t)seq * hd2);
 #undef PE__TAKE
     tr->logits = pe__falloc(N * V);
     tr->dx = pe__falloc(N * D);
@@ -108,8 +124,20 @@ int pe__trainer_init(pe__trainer *tr, const pe_model_config *cfg_in, int32_t bat
 }
 
 void pe__trainer_free(pe__trainer *tr) {
-    free(tr->w); free(tr->g); free(tr->am); free(tr->av); free(tr->acts_mem); free(tr->logits);
-    free(tr->dx); free(tr->dh); free(tr->dq); free(tr->dk); free(tr->dv); free(tr->datt); free(tr->du); free(tr->dp);
+    free(tr->w);
+    free(tr->g);
+    free(tr->am);
+    free(tr->av);
+    free(tr->acts_mem);
+    free(tr->logits);
+    free(tr->dx);
+    free(tr->dh);
+    free(tr->dq);
+    free(tr->dk);
+    free(tr->dv);
+    free(tr->datt);
+    free(tr->du);
+    free(tr->dp);
     memset(tr, 0, sizeof *tr);
 }
 
@@ -174,8 +202,8 @@ static void pe__linear_back(float *dx, float *dw, const float *dy, const float *
 }
 
 /* dx += RMSNorm backward of dy; dw += its weight gradient. */
-static void pe__rmsnorm_back(float *dx, float *dw, const float *dy, const float *x, const float *rinv,
-                             const float *w, int32_t n, int32_t d) {
+static void pe__rmsnorm_back(float *dx, float *dw, const float *dy, const float *x, const float *rinv, const float *w,
+                             int32_t n, int32_t d) {
     for (int32_t r = 0; r < n; r++) {
         const float *xr = x + (size_t)r * d, *dyr = dy + (size_t)r * d;
         float *dxr = dx + (size_t)r * d;
@@ -219,7 +247,10 @@ double pe__trainer_loss(pe__trainer *tr, const int32_t *tokens, const int32_t *t
         float mx = lr[0];
         int32_t am = 0;
         for (int32_t v = 1; v < V; v++)
-            if (lr[v] > mx) { mx = lr[v]; am = v; }
+            if (lr[v] > mx) {
+                mx = lr[v];
+                am = v;
+            }
         correct += am == y;
         double se = 0;
         for (int32_t v = 0; v < V; v++) se += exp((double)lr[v] - mx);
@@ -255,7 +286,8 @@ double pe__trainer_loss(pe__trainer *tr, const int32_t *tokens, const int32_t *t
         const pe__layer_acts *A = &tr->a.l[l];
         const int base = layer0 + 8 * l;
         float *g_in = tr->g + T[base + 0].offset, *g_q = tr->g + T[base + 1].offset, *g_k = tr->g + T[base + 2].offset;
-        float *g_v = tr->g + T[base + 3].offset, *g_o = tr->g + T[base + 4].offset, *g_post = tr->g + T[base + 5].offset;
+        float *g_v = tr->g + T[base + 3].offset, *g_o = tr->g + T[base + 4].offset,
+              *g_post = tr->g + T[base + 5].offset;
         float *g_up = tr->g + T[base + 6].offset, *g_down = tr->g + T[base + 7].offset;
 
         /* MLP: x_next = x_mid + W_down gelu(W_up h2); dx is d x_next and becomes d x_mid */
@@ -395,11 +427,16 @@ void pe__buf_json_string(pe__buf *b, const char *s) {
     pe__buf_puts(b, "\"");
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"') pe__buf_puts(b, "\\\"");
-        else if (ch == '\\') pe__buf_puts(b, "\\\\");
-        else if (ch == '\n') pe__buf_puts(b, "\\n");
-        else if (ch < 0x20) pe__buf_printf(b, "\\u%04x", ch);
-        else pe__buf_put(b, s, 1);
+        if (ch == '"')
+            pe__buf_puts(b, "\\\"");
+        else if (ch == '\\')
+            pe__buf_puts(b, "\\\\");
+        else if (ch == '\n')
+            pe__buf_puts(b, "\\n");
+        else if (ch < 0x20)
+            pe__buf_printf(b, "\\u%04x", ch);
+        else
+            pe__buf_put(b, s, 1);
     }
     pe__buf_puts(b, "\"");
 }
@@ -418,13 +455,15 @@ void pe__buf_double(pe__buf *b, double v) {
  * does). */
 void pe__safetensors_write(pe__buf *out, const pe_model_config *c, const pe__tensor_info *t, int nt, const float *w,
                            const char *const *extra_meta) {
-    pe__buf h = { 0 };
+    pe__buf h = {0};
     pe__buf_puts(&h, "{\"__metadata__\":{");
-    pe__buf_printf(&h, "\"architecture\":\"PosencTinyTransformer\",\"vocab_size\":\"%d\",\"hidden_size\":\"%d\","
-                       "\"num_hidden_layers\":\"%d\",\"num_attention_heads\":\"%d\",\"intermediate_size\":\"%d\","
-                       "\"max_position_embeddings\":\"%d\",\"position_encoding\":\"%s\",\"hidden_act\":\"gelu_pytorch_tanh\",",
-                   c->vocab_size, c->hidden_size, c->num_hidden_layers, c->num_attention_heads, c->intermediate_size,
-                   c->max_position_embeddings, pe__position_name(c->position_encoding));
+    pe__buf_printf(
+        &h,
+        "\"architecture\":\"PosencTinyTransformer\",\"vocab_size\":\"%d\",\"hidden_size\":\"%d\","
+        "\"num_hidden_layers\":\"%d\",\"num_attention_heads\":\"%d\",\"intermediate_size\":\"%d\","
+        "\"max_position_embeddings\":\"%d\",\"position_encoding\":\"%s\",\"hidden_act\":\"gelu_pytorch_tanh\",",
+        c->vocab_size, c->hidden_size, c->num_hidden_layers, c->num_attention_heads, c->intermediate_size,
+        c->max_position_embeddings, pe__position_name(c->position_encoding));
     pe__buf_puts(&h, "\"rope_theta\":\"");
     pe__buf_double(&h, c->rope_theta);
     pe__buf_puts(&h, "\",\"rms_norm_eps\":\"");
@@ -497,8 +536,10 @@ static double pe__now(void) {
 static void pe__fmt_time(char *out, size_t n, double s) {
     if (s < 0) s = 0;
     int t = (int)(s + 0.5);
-    if (t >= 60) snprintf(out, n, "%dm%02ds", t / 60, t % 60);
-    else snprintf(out, n, "%ds", t);
+    if (t >= 60)
+        snprintf(out, n, "%dm%02ds", t / 60, t % 60);
+    else
+        snprintf(out, n, "%ds", t);
 }
 
 double pe__train_run(pe__trainer *tr, const pe__task *task, const pe__train_opts *o) {
@@ -515,12 +556,15 @@ double pe__train_run(pe__trainer *tr, const pe__task *task, const pe__train_opts
     const double t0 = pe__now();
     for (int64_t step = 0; step < o->steps; step++) {
         for (int32_t b = 0; b < B; b++)
-            pe__task_sample(task, o->data_seed, (uint64_t)(step * B + b), S, tokens + (size_t)b * S, targets + (size_t)b * S);
+            pe__task_sample(task, o->data_seed, (uint64_t)(step * B + b), S, tokens + (size_t)b * S,
+                            targets + (size_t)b * S);
         const double loss = pe__trainer_loss(tr, tokens, targets, 1, NULL, NULL);
         double lr;
-        if (step < o->warmup) lr = o->lr * (double)(step + 1) / (double)o->warmup;
+        if (step < o->warmup)
+            lr = o->lr * (double)(step + 1) / (double)o->warmup;
         else {
-            const double p = (double)(step - o->warmup) / (double)(o->steps - o->warmup > 1 ? o->steps - o->warmup - 1 : 1);
+            const double p =
+                (double)(step - o->warmup) / (double)(o->steps - o->warmup > 1 ? o->steps - o->warmup - 1 : 1);
             lr = o->lr * (o->min_lr_frac + (1.0 - o->min_lr_frac) * 0.5 * (1.0 + cos(3.141592653589793 * p)));
         }
         pe__trainer_adamw(tr, &o->adamw, lr, step + 1);
@@ -535,8 +579,8 @@ double pe__train_run(pe__trainer *tr, const pe__task *task, const pe__train_opts
             pe__fmt_time(e1, sizeof e1, el);
             pe__fmt_time(e2, sizeof e2, left);
             fprintf(stderr, "%s step %6lld/%lld  loss %.4f  lr %.2e  %6.0f tok/s  elapsed %s  left %s\n",
-                    o->label ? o->label : "", (long long)(step + 1), (long long)o->steps, log_loss / (double)log_n,
-                    lr, tps, e1, e2);
+                    o->label ? o->label : "", (long long)(step + 1), (long long)o->steps, log_loss / (double)log_n, lr,
+                    tps, e1, e2);
             log_loss = 0;
             log_n = 0;
         }

@@ -5,11 +5,11 @@
 #include "model_internal.h"
 
 typedef struct pe__trainer {
-    pe_model m;                         /* bound to w */
+    pe_model m; /* bound to w */
     pe__tensor_info t[PE__MAX_TENSORS];
     int nt;
     size_t nw;
-    float *w, *g, *am, *av;             /* weights, gradients, Adam moments */
+    float *w, *g, *am, *av; /* weights, gradients, Adam moments */
     int32_t B, S;
     pe__acts a;
     float *acts_mem, *logits;
@@ -39,7 +39,7 @@ typedef struct pe__train_opts {
     pe__adamw adamw;
     uint64_t data_seed;
     int32_t log_every;
-    const char *label;          /* printed at the start of each progress line */
+    const char *label; /* printed at the start of each progress line */
 } pe__train_opts;
 
 /* Returns the mean training loss over the last min(100, steps) steps. */
@@ -60,15 +60,15 @@ uint8_t *pe__read_file(const char *path, size_t *n);
 /* ---- evaluation (eval.c) ---- */
 
 typedef struct pe__eval_result {
-    double loss;       /* mean cross-entropy (nats) over scored targets */
-    double accuracy;   /* argmax == target */
+    double loss;     /* mean cross-entropy (nats) over scored targets */
+    double accuracy; /* argmax == target */
     int64_t n_scored;
     int64_t n_sequences;
 } pe__eval_result;
 
 /* Evaluation streams: copy sequences come from (eval seed, index); the LM from its own eval corpus. */
 #define PE__EVAL_SEED 0xE7A1ULL
-#define PE__CHECK_SEQUENCES 16  /* the in-distribution check set: 16 sequences at the training length */
+#define PE__CHECK_SEQUENCES 16 /* the in-distribution check set: 16 sequences at the training length */
 
 /* Evaluates m (with rope, NULL for the trained one) at sequence length len over about n_tokens tokens.
  * mode 0: non-overlapping windows; mode 1 (LM): sliding windows with stride len/4, scoring the last stride. */
@@ -76,7 +76,7 @@ int pe__evaluate(pe__eval_result *out, pe_model *m, const pe_rope *rope, const p
                  const pe__task *eval_corpus, int32_t len, int64_t n_tokens, int mode);
 
 /* The check set: the first PE__CHECK_SEQUENCES sequences of the evaluation stream at the training length. */
-int pe__check_sequence(const pe__task *task, const pe__task *eval_corpus, int32_t index, int32_t len,
-                       int32_t *inputs, int32_t *targets);
+int pe__check_sequence(const pe__task *task, const pe__task *eval_corpus, int32_t index, int32_t len, int32_t *inputs,
+                       int32_t *targets);
 
 #endif

@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stddef.h>
 
-
 /* Slope of head h out of n (BLOOM): n0 = largest power of two <= n.
  *   h <  n0: 2^(-8 (h+1) / n0)                   (base 2^(-8/n0), powers 1..n0)
  *   h >= n0: 2^(-4 (2k+1) / n0), k = h - n0      (base 2^(-8/(2 n0)), odd powers 1, 3, 5, ...)
@@ -84,8 +83,8 @@ pe_status pe_alibi_bias(float *bias, const float *slopes, int32_t n_heads, int32
     return PE_OK;
 }
 
-pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_t *attention_mask,
-                                  int32_t batch, int32_t n_heads, int32_t seq) {
+pe_status pe_alibi_bias_from_mask(float *bias, const float *slopes, const int32_t *attention_mask, int32_t batch,
+                                  int32_t n_heads, int32_t seq) {
     // attention_mask is (batch, seq) of 0/1; bias is (batch * n_heads, 1, seq).
     if (n_heads < 1) return PE_ERR_HEADS;
     if (batch < 0 || seq < 0) return PE_ERR_SHAPE;

@@ -71,7 +71,7 @@
 #define PE__KB_MAX 512 /* keys per tile at most (one-row blocks: decode) */
 #define PE__SEG 64     /* keys per online-softmax step: the numbers depend on it, never on the tile size */
 _Static_assert(PE__SCAP >= PE__QB * PE__SEG && PE__KB_MAX % PE__SEG == 0, "a tile holds at least one step per row");
-#define PE__PV_SUB 16  /* one-row PV: keys per sub-block (their V rows stay in L1 across the dim chunks) */
+#define PE__PV_SUB 16 /* one-row PV: keys per sub-block (their V rows stay in L1 across the dim chunks) */
 
 /* x[0..n) = e^(x - m) */
 static void pe__exp_row(float *x, float m, int32_t n) {
@@ -90,14 +90,14 @@ static void pe__exp_row(float *x, float m, int32_t n) {
 /* What one row needs to turn its dot products into logits. */
 typedef struct pe__rowc {
     float scale, slope;
-    int32_t qp;  /* the query's position */
-    int32_t lim; /* keys c >= lim of this tile are masked: the causal band's end, or the tile size */
+    int32_t qp;        /* the query's position */
+    int32_t lim;       /* keys c >= lim of this tile are masked: the causal band's end, or the tile size */
     const float *bias; /* the row's additive bias from the tile's first key, or NULL */
 } pe__rowc;
 
 /* One tile of keys. */
 typedef struct pe__tile {
-    const float *k;    /* key c of the tile is k + c * ks */
+    const float *k; /* key c of the tile is k + c * ks */
     size_t ks;
     int32_t nk, D;
     const int32_t *kp; /* key positions of the tile, padded to a multiple of 4; NULL when not needed */
@@ -117,8 +117,9 @@ PE_INLINE pe_v128 pe__logit4(pe_v128 dot, const pe__rowc *rc, const pe__tile *T,
     if (rc->bias) { /* lanes past the tile repeat its last key (they are masked): never read past the row */
         const float *b = rc->bias;
         const int32_t n1 = T->nk - 1;
-        x = pe_f32x4_add(x, c + 4 <= T->nk ? pe_f32x4_load(b + c)
-                                           : pe_f32x4_make(b[c], b[c + 1 < n1 ? c + 1 : n1], b[c + 2 < n1 ? c + 2 : n1], b[n1]));
+        x = pe_f32x4_add(x, c + 4 <= T->nk
+                                ? pe_f32x4_load(b + c)
+                                : pe_f32x4_make(b[c], b[c + 1 < n1 ? c + 1 : n1], b[c + 2 < n1 ? c + 2 : n1], b[n1]));
     }
     pe_v128 mask = pe_i32x4_ge(pe_i32x4_add(pe_i32x4_splat(c), pe_i32x4_make(0, 1, 2, 3)), pe_i32x4_splat(rc->lim));
     if (T->causal_kp) mask = pe_v128_or(mask, pe_i32x4_gt(kp, qp));
@@ -130,7 +131,8 @@ PE_INLINE pe_v128 pe__logit4(pe_v128 dot, const pe__rowc *rc, const pe__tile *T,
  * pe__dot (pe_math.h) does. */
 PE_INLINE pe_v128 pe__dot_tail4(pe_v128 s, const float *q, const float *k0, const float *k1, const float *k2,
                                 const float *k3, int32_t d, int32_t D) {
-    for (; d < D; d++) s = pe_f32x4_add(s, pe_f32x4_mul(pe_f32x4_make(k0[d], k1[d], k2[d], k3[d]), pe_f32x4_splat(q[d])));
+    for (; d < D; d++)
+        s = pe_f32x4_add(s, pe_f32x4_mul(pe_f32x4_make(k0[d], k1[d], k2[d], k3[d]), pe_f32x4_splat(q[d])));
     return s;
 }
 
@@ -452,21 +454,21 @@ typedef struct pe__view {
 typedef struct pe__attn {
     int32_t B, H, KVH, Sq, Sk, D, Dv, group;
     int causal;
-    int k_rotated;                    /* rope: k is already rotated; rotate q only */
-    int per_batch;                    /* positions are (batch, len) */
+    int k_rotated; /* rope: k is already rotated; rotate q only */
+    int per_batch; /* positions are (batch, len) */
     float scale;
     const float *slopes;
     const pe_rope *rope;
     const int32_t *qpos, *kpos;
     const int32_t *kmask;
     const float *bias;
-    int32_t bias_b, bias_h, bias_q;   /* the bias's broadcast dims: 1 or the full size */
+    int32_t bias_b, bias_h, bias_q; /* the bias's broadcast dims: 1 or the full size */
     const float *qscale;
     int qscale_pb;
-    pe__view q, k, v, o;              /* strides (floats) */
-    size_t n_q, n_k;                  /* dense elements of q and of k (rope's copies) */
-    int w_too_large;                  /* (B, H, q_len, k_len) cannot be addressed */
-    size_t n_scratch;                 /* floats of scratch needed */
+    pe__view q, k, v, o; /* strides (floats) */
+    size_t n_q, n_k;     /* dense elements of q and of k (rope's copies) */
+    int w_too_large;     /* (B, H, q_len, k_len) cannot be addressed */
+    size_t n_scratch;    /* floats of scratch needed */
 } pe__attn;
 
 /* *out = a * b, failing past limit (both operands >= 0) */
@@ -498,7 +500,8 @@ static pe_status pe__resolve_view(pe__view *vw, const pe_strides *st, int64_t of
     end += (uint64_t)offset;
     for (int a = 0; a < 3; a++) {
         uint64_t span;
-        if (!pe__mul(&span, (uint64_t)(counts[a] - 1), (uint64_t)strides[a], lim) || span > lim - end) return PE_ERR_SHAPE;
+        if (!pe__mul(&span, (uint64_t)(counts[a] - 1), (uint64_t)strides[a], lim) || span > lim - end)
+            return PE_ERR_SHAPE;
         end += span;
     }
     if (no_overlap) {
@@ -596,14 +599,17 @@ static pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
 
     const int bhsd = cfg->layout == PE_LAYOUT_BHSD;
     pe_status st;
-    if ((st = pe__resolve_view(&A->q, &cfg->q_strides, cfg->q_offset, bhsd, A->B, A->Sq, A->H, A->D, 0, lim)) != PE_OK ||
-        (st = pe__resolve_view(&A->o, &cfg->out_strides, cfg->out_offset, bhsd, A->B, A->Sq, A->H, A->Dv, 1, lim)) != PE_OK ||
-        (st = pe__resolve_view(&A->k, &cfg->k_strides, cfg->k_offset, bhsd, A->B, A->Sk, A->KVH, A->D, 0, lim)) != PE_OK ||
-        (st = pe__resolve_view(&A->v, &cfg->v_strides, cfg->v_offset, bhsd, A->B, A->Sk, A->KVH, A->Dv, 0, lim)) != PE_OK)
+    if ((st = pe__resolve_view(&A->q, &cfg->q_strides, cfg->q_offset, bhsd, A->B, A->Sq, A->H, A->D, 0, lim)) !=
+            PE_OK ||
+        (st = pe__resolve_view(&A->o, &cfg->out_strides, cfg->out_offset, bhsd, A->B, A->Sq, A->H, A->Dv, 1, lim)) !=
+            PE_OK ||
+        (st = pe__resolve_view(&A->k, &cfg->k_strides, cfg->k_offset, bhsd, A->B, A->Sk, A->KVH, A->D, 0, lim)) !=
+            PE_OK ||
+        (st = pe__resolve_view(&A->v, &cfg->v_strides, cfg->v_offset, bhsd, A->B, A->Sk, A->KVH, A->Dv, 0, lim)) !=
+            PE_OK)
         return st;
     return PE_OK;
 }
-
 
 pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg) {
     if (!n_floats) return PE_ERR_NULL;
@@ -636,7 +642,6 @@ static pe_status pe__rope_tables(float *cos, float *sin, const pe_rope *rope, co
     return PE_OK;
 }
 
-
 /* ---------------------------------------------------------------------------------------------- */
 /* One block of up to PE__QB query rows of one (batch, kv head)                                   */
 /* ---------------------------------------------------------------------------------------------- */
@@ -646,7 +651,7 @@ static pe_status pe__rope_tables(float *cos, float *sin, const pe_rope *rope, co
 typedef struct pe__rows {
     const float *q[PE__QB];
     float *o[PE__QB];
-    float *w[PE__QB]; /* weights row (k_len floats), or NULL */
+    float *w[PE__QB];          /* weights row (k_len floats), or NULL */
     const float *bias[PE__QB]; /* bias row (k_len floats), or NULL */
     float slope[PE__QB], scale[PE__QB];
     int32_t qp[PE__QB];
@@ -835,8 +840,8 @@ static pe__view pe__dense_view(int bhsd, int32_t S, int32_t H, int32_t D) {
     return vw;
 }
 
-pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v,
-                       float *scratch, size_t n_scratch, const pe_attention_config *cfg) {
+pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v, float *scratch,
+                       size_t n_scratch, const pe_attention_config *cfg) {
     // q, out: views of (B, q_len, H) head vectors; k, v: of (B, k_len, KVH); weights: (B, H, q_len, k_len).
     if (!cfg) return PE_ERR_NULL;
     pe__attn A;
@@ -888,8 +893,8 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
         /* RoPE on dense copies: q and k are inputs and stay unmodified. One frequency set for q and k (dynamic
          * and longrope pick theirs from seq_len), by default max position + 1, as one HF forward call decides.
          * With k_rotated the caller's keys are used as they are (already rotated, e.g. a KV cache). */
-        const int64_t seq_len = cfg->rope_seq_len > 0 ? (int64_t)cfg->rope_seq_len
-                                                      : (int64_t)(max_q > max_k ? max_q : max_k) + 1;
+        const int64_t seq_len =
+            cfg->rope_seq_len > 0 ? (int64_t)cfg->rope_seq_len : (int64_t)(max_q > max_k ? max_q : max_k) + 1;
         const size_t nf = (size_t)A.rope->n_freq;
         const int qpb = A.qpos && A.per_batch, kpb = A.kpos && A.per_batch;
         const int32_t qrows = qpb ? A.B * A.Sq : A.Sq; /* fits: B * Sq * D was checked */
@@ -904,16 +909,16 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
             st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, krows, seq_len);
             if (st != PE_OK) return st;
             pe__gather(kr, k, &A.k, A.B, A.Sk, A.KVH, A.D, bhsd);
-            const pe_rope_apply_config kc = {.batch = A.B, .seq = A.Sk, .heads = A.KVH, .layout = cfg->layout,
-                                             .per_batch_rows = kpb};
+            const pe_rope_apply_config kc = {
+                .batch = A.B, .seq = A.Sk, .heads = A.KVH, .layout = cfg->layout, .per_batch_rows = kpb};
             st = pe_rope_apply(A.rope, kr, ck, sk, &kc);
             if (st != PE_OK) return st;
             kx = kr;
             A.k = pe__dense_view(bhsd, A.Sk, A.KVH, A.D);
         }
         pe__gather(qr, q, &A.q, A.B, A.Sq, A.H, A.D, bhsd);
-        const pe_rope_apply_config qc = {.batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout,
-                                         .per_batch_rows = qpb};
+        const pe_rope_apply_config qc = {
+            .batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout, .per_batch_rows = qpb};
         st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
         if (st != PE_OK) return st;
         qx = qr;
@@ -940,8 +945,10 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
                                                      (size_t)A.Sk
                                      : NULL;
                     R.bias[r] = A.bias ? A.bias + ((((size_t)(A.bias_b > 1 ? b : 0) * (size_t)A.bias_h +
-                                                     (size_t)(A.bias_h > 1 ? h : 0)) * (size_t)A.bias_q +
-                                                    (size_t)(A.bias_q > 1 ? i : 0)) * (size_t)A.Sk)
+                                                     (size_t)(A.bias_h > 1 ? h : 0)) *
+                                                        (size_t)A.bias_q +
+                                                    (size_t)(A.bias_q > 1 ? i : 0)) *
+                                                   (size_t)A.Sk)
                                        : NULL;
                     R.slope[r] = A.slopes ? A.slopes[h] : 0.0f;
                     R.scale[r] = qsc ? A.scale * qsc[i] : A.scale;

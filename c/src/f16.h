@@ -26,8 +26,16 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t pe__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float pe__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t pe__f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float pe__bits_f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 
 /* Constants, in float32 bit patterns. 112 = 127 - 15 is the exponent bias difference. */
 #define PE__F16_REBIAS (112u << 23)     /* f16 exponent field e -> f32 field e + 112 */
@@ -78,7 +86,8 @@ static inline pe_v128 pe__f16x4_to_f32x4(pe_v128 h) {
     const pe_v128 sign = pe_i32x4_shl(pe_v128_and(h, pe_i32x4_splat(0x8000)), 16);
     const pe_v128 em = pe_v128_and(h, pe_i32x4_splat(0x7fff));
     const pe_v128 t = pe_i32x4_shl(em, 13);
-    const pe_v128 min_normal = pe_i32x4_splat((int32_t)PE__F16_MIN_NORMAL), rebias = pe_i32x4_splat((int32_t)PE__F16_REBIAS);
+    const pe_v128 min_normal = pe_i32x4_splat((int32_t)PE__F16_MIN_NORMAL),
+                  rebias = pe_i32x4_splat((int32_t)PE__F16_REBIAS);
     const pe_v128 sub = pe_f32x4_sub(pe_i32x4_add(t, min_normal), min_normal);
     const pe_v128 infnan = pe_i32x4_gt(em, pe_i32x4_splat(0x7bff));
     const pe_v128 nan = pe_i32x4_gt(em, pe_i32x4_splat(0x7c00));
@@ -93,8 +102,8 @@ static inline pe_v128 pe__f32x4_to_f16x4(pe_v128 f) {
     const pe_v128 a = pe_v128_and(f, pe_i32x4_splat(0x7fffffff));
     const pe_v128 nan_r = pe_v128_or(pe_i32x4_splat(0x7e00), pe_v128_and(pe_u32x4_shr(a, 13), pe_i32x4_splat(0x3ff)));
     const pe_v128 odd = pe_v128_and(pe_u32x4_shr(a, 13), pe_i32x4_splat(1));
-    const pe_v128 norm_r = pe_u32x4_shr(
-        pe_i32x4_add(pe_i32x4_add(a, pe_i32x4_splat((int32_t)(0x0fffu - PE__F16_REBIAS))), odd), 13);
+    const pe_v128 norm_r =
+        pe_u32x4_shr(pe_i32x4_add(pe_i32x4_add(a, pe_i32x4_splat((int32_t)(0x0fffu - PE__F16_REBIAS))), odd), 13);
     const pe_v128 half = pe_i32x4_splat((int32_t)PE__HALF_BITS);
     const pe_v128 sub_r = pe_i32x4_sub(pe_f32x4_add(a, half), half);
     /* the cases from the bottom up, each later one overriding: subnormal, normal, overflow, NaN */
@@ -116,29 +125,29 @@ static inline pe_v128 pe__f32x4_to_bf16x4(pe_v128 f) {
 #endif
 
 /* ---- arrays: n values between 16-bit storage and float32 ------------------------------------- */
-#define PE__DEFINE_F16_ARRAYS(name, widen_scalar, narrow_scalar, widen4, narrow4)                             \
-    PE_INLINE void pe__load_##name(float *dst, const uint16_t *src, int32_t n) {                              \
-        int32_t i = 0;                                                                                         \
-        PE__F16_WIDEN_LOOP(widen4)                                                                             \
-        for (; i < n; i++) dst[i] = widen_scalar(src[i]);                                                      \
-    }                                                                                                          \
-    PE_INLINE void pe__store_##name(uint16_t *dst, const float *src, int32_t n) {                             \
-        int32_t i = 0;                                                                                         \
-        PE__F16_NARROW_LOOP(narrow4)                                                                           \
-        for (; i < n; i++) dst[i] = narrow_scalar(src[i]);                                                     \
+#define PE__DEFINE_F16_ARRAYS(name, widen_scalar, narrow_scalar, widen4, narrow4) \
+    PE_INLINE void pe__load_##name(float *dst, const uint16_t *src, int32_t n) {  \
+        int32_t i = 0;                                                            \
+        PE__F16_WIDEN_LOOP(widen4)                                                \
+        for (; i < n; i++) dst[i] = widen_scalar(src[i]);                         \
+    }                                                                             \
+    PE_INLINE void pe__store_##name(uint16_t *dst, const float *src, int32_t n) { \
+        int32_t i = 0;                                                            \
+        PE__F16_NARROW_LOOP(narrow4)                                              \
+        for (; i < n; i++) dst[i] = narrow_scalar(src[i]);                        \
     }
 
 #if PE_SIMD
-#define PE__F16_WIDEN_LOOP(widen4)                                                                             \
-    for (; i + 8 <= n; i += 8) {                                                                               \
-        const pe_v128 h = pe_u16x8_load(src + i);                                                              \
-        pe_f32x4_store(dst + i, widen4(pe_u32x4_extend_low_u16x8(h)));                                         \
-        pe_f32x4_store(dst + i + 4, widen4(pe_u32x4_extend_high_u16x8(h)));                                    \
+#define PE__F16_WIDEN_LOOP(widen4)                                          \
+    for (; i + 8 <= n; i += 8) {                                            \
+        const pe_v128 h = pe_u16x8_load(src + i);                           \
+        pe_f32x4_store(dst + i, widen4(pe_u32x4_extend_low_u16x8(h)));      \
+        pe_f32x4_store(dst + i + 4, widen4(pe_u32x4_extend_high_u16x8(h))); \
     }
-#define PE__F16_NARROW_LOOP(narrow4)                                                                           \
-    for (; i + 8 <= n; i += 8)                                                                                 \
-        pe_u16x8_store(dst + i, pe_u16x8_narrow_i32x4(narrow4(pe_f32x4_load(src + i)),                         \
-                                                      narrow4(pe_f32x4_load(src + i + 4))));
+#define PE__F16_NARROW_LOOP(narrow4) \
+    for (; i + 8 <= n; i += 8)       \
+        pe_u16x8_store(dst + i,      \
+                       pe_u16x8_narrow_i32x4(narrow4(pe_f32x4_load(src + i)), narrow4(pe_f32x4_load(src + i + 4))));
 #else
 #define PE__F16_WIDEN_LOOP(widen4)
 #define PE__F16_NARROW_LOOP(narrow4)

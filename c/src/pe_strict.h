@@ -37,8 +37,8 @@ static inline void pe__strict_check(pe_status status, const float *x, size_t n, 
     if (status != PE_OK || !x) return;
     const size_t i = pe__strict_first_bad(x, n, allow, bound);
     if (i == n) return;
-    fprintf(stderr, "posenc strict: %s accepted the input but element %zu of %zu is %.9g (bound %.9g)\n", what, i,
-            n, (double)x[i], bound);
+    fprintf(stderr, "posenc strict: %s accepted the input but element %zu of %zu is %.9g (bound %.9g)\n", what, i, n,
+            (double)x[i], bound);
     abort();
 }
 

@@ -81,18 +81,18 @@ static inline void pe__sincos4(float *out_sin, float *out_cos, pe_v128 x01, pe_v
     pe_v128 z = pe_f32x4_mul(r, r);
     pe_v128 s = pe_f32x4_add(
         pe_f32x4_mul(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_splat(PE__S3), z),
-                                                                           pe_f32x4_splat(PE__S2)),
-                                                              z),
-                                                 pe_f32x4_splat(PE__S1)),
+                                                                         pe_f32x4_splat(PE__S2)),
+                                                            z),
+                                               pe_f32x4_splat(PE__S1)),
                                   z),
                      r),
         r);
     pe_v128 c = pe_f32x4_add(
         pe_f32x4_sub(
             pe_f32x4_mul(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_splat(PE__C3), z),
-                                                                               pe_f32x4_splat(PE__C2)),
-                                                                  z),
-                                                     pe_f32x4_splat(PE__C1)),
+                                                                             pe_f32x4_splat(PE__C2)),
+                                                                z),
+                                                   pe_f32x4_splat(PE__C1)),
                                       z),
                          z),
             pe_f32x4_mul(pe_f32x4_splat(0.5f), z)),
@@ -154,8 +154,8 @@ pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int3
     return PE_OK;
 }
 
-pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions,
-                          int32_t n_positions, int64_t seq_len, double extra_scale) {
+pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions, int32_t n_positions,
+                          int64_t seq_len, double extra_scale) {
     if (!rope) return PE_ERR_NULL;
     if (n_positions < 0) return PE_ERR_SHAPE;
     if (n_positions > 0 && (!cos || !sin || !positions)) return PE_ERR_NULL;
@@ -190,8 +190,7 @@ pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int
 /* Apply                                                                                          */
 /* ---------------------------------------------------------------------------------------------- */
 /* a and b hold n pair members each (a[i] pairs with b[i]); inverse turns the other way. */
-PE_INLINE void pe__rotate_planes(float *a, float *b, const float *cos, const float *sin, int32_t n,
-                                 const int inverse) {
+PE_INLINE void pe__rotate_planes(float *a, float *b, const float *cos, const float *sin, int32_t n, const int inverse) {
     int32_t i = 0;
 #if PE_SIMD
     for (; i + 4 <= n; i += 4) {
@@ -243,8 +242,8 @@ PE_INLINE void pe__rotate_interleaved(float *x, const float *cos, const float *s
 
 /* Rotates `count` heads that share one cos/sin row, `stride` floats apart. inverse and interleaved are
  * constants after inlining, so each of the four variants gets its own branch-free loop. */
-PE_INLINE void pe__rotate_heads(float *x, int32_t count, size_t stride, const float *cos, const float *sin,
-                                int32_t n, const int interleaved, const int inverse) {
+PE_INLINE void pe__rotate_heads(float *x, int32_t count, size_t stride, const float *cos, const float *sin, int32_t n,
+                                const int interleaved, const int inverse) {
     for (int32_t h = 0; h < count; h++, x += stride) {
         if (interleaved)
             pe__rotate_interleaved(x, cos, sin, n, inverse);
@@ -294,10 +293,12 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
  * half-split, 4 for interleaved, the scalar conversions for the tail. The part past rot_dim is never converted (a
  * signalling NaN there keeps its bits). bf16 / interleaved / inverse are constants after inlining: the dtype is
  * decided once per call, never per element. */
-#define PE__ROT_A(va, vb, c, s) (inverse ? pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)) \
-                                         : pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)))
-#define PE__ROT_B(va, vb, c, s) (inverse ? pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)) \
-                                         : pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)))
+#define PE__ROT_A(va, vb, c, s)                                       \
+    (inverse ? pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)) \
+             : pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)))
+#define PE__ROT_B(va, vb, c, s)                                       \
+    (inverse ? pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)) \
+             : pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)))
 PE_INLINE void pe__rotate16(uint16_t *x, const float *cos, const float *sin, int32_t n, const int bf16,
                             const int interleaved, const int inverse) {
     int32_t i = 0;
@@ -318,8 +319,10 @@ PE_INLINE void pe__rotate16(uint16_t *x, const float *cos, const float *sin, int
         uint16_t *b = x + n;
         for (; i + 8 <= n; i += 8) {
             const pe_v128 ha = pe_u16x8_load(x + i), hb = pe_u16x8_load(b + i);
-            const pe_v128 a0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(ha)), a1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(ha));
-            const pe_v128 b0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(hb)), b1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(hb));
+            const pe_v128 a0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(ha)),
+                          a1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(ha));
+            const pe_v128 b0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(hb)),
+                          b1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(hb));
             const pe_v128 c0 = pe_f32x4_load(cos + i), c1 = pe_f32x4_load(cos + i + 4);
             const pe_v128 s0 = pe_f32x4_load(sin + i), s1 = pe_f32x4_load(sin + i + 4);
             pe_u16x8_store(x + i, pe_u16x8_narrow_i32x4(PE__NARROW4(PE__ROT_A(a0, b0, c0, s0)),
@@ -347,8 +350,8 @@ PE_INLINE void pe__rotate16(uint16_t *x, const float *cos, const float *sin, int
 #undef PE__ROT_B
 
 /* Loops follow the layout's memory order. */
-PE_INLINE void pe__apply16(uint16_t *x, const float *cos, const float *sin, int32_t batch, int32_t seq,
-                           int32_t heads, pe__apply_geom g, int32_t n, int bhsd, int per_batch_rows, const int bf16,
+PE_INLINE void pe__apply16(uint16_t *x, const float *cos, const float *sin, int32_t batch, int32_t seq, int32_t heads,
+                           pe__apply_geom g, int32_t n, int bhsd, int per_batch_rows, const int bf16,
                            const int interleaved, const int inverse) {
     const int32_t outer = bhsd ? heads : seq, inner = bhsd ? seq : heads;
     const size_t so = bhsd ? g.sh : g.ss, si = bhsd ? g.ss : g.sh;

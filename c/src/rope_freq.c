@@ -120,8 +120,7 @@ static pe_status pe__rope_resolve(pe_rope_config *c) {
     if (c->max_position_embeddings < 0 || c->original_max_position_embeddings < 0) return PE_ERR_FIELD_VALUE;
 
     switch ((pe_rope_type)c->type) {
-    case PE_ROPE_DEFAULT:
-        break;
+    case PE_ROPE_DEFAULT: break;
     case PE_ROPE_LINEAR:
         if (c->factor == 0.0) return PE_ERR_MISSING_FIELD;
         break;
@@ -129,8 +128,7 @@ static pe_status pe__rope_resolve(pe_rope_config *c) {
         if (c->factor == 0.0 || c->max_position_embeddings == 0) return PE_ERR_MISSING_FIELD;
         break;
     case PE_ROPE_YARN:
-        c->original_max_position_embeddings =
-            pe__def(c->original_max_position_embeddings, c->max_position_embeddings);
+        c->original_max_position_embeddings = pe__def(c->original_max_position_embeddings, c->max_position_embeddings);
         if (c->original_max_position_embeddings == 0) return PE_ERR_MISSING_FIELD;
         if (c->factor == 0.0) {
             if (c->max_position_embeddings == 0) return PE_ERR_MISSING_FIELD;
@@ -142,24 +140,23 @@ static pe_status pe__rope_resolve(pe_rope_config *c) {
         if (!pe__positive_finite(c->beta_fast) || !pe__positive_finite(c->beta_slow)) return PE_ERR_FIELD_VALUE;
         if (!isfinite(c->mscale) || !isfinite(c->mscale_all_dim)) return PE_ERR_FIELD_VALUE;
         if (c->attention_factor == 0.0) {
-            c->attention_factor = (c->mscale != 0.0 && c->mscale_all_dim != 0.0)
-                                      ? pe__yarn_mscale(c->factor, c->mscale) / pe__yarn_mscale(c->factor, c->mscale_all_dim)
-                                      : pe__yarn_mscale(c->factor, 1.0);
+            c->attention_factor =
+                (c->mscale != 0.0 && c->mscale_all_dim != 0.0)
+                    ? pe__yarn_mscale(c->factor, c->mscale) / pe__yarn_mscale(c->factor, c->mscale_all_dim)
+                    : pe__yarn_mscale(c->factor, 1.0);
         }
         break;
     case PE_ROPE_LONGROPE:
         if (!c->short_factor || !c->long_factor) return PE_ERR_MISSING_FIELD;
-        c->original_max_position_embeddings =
-            pe__def(c->original_max_position_embeddings, c->max_position_embeddings);
+        c->original_max_position_embeddings = pe__def(c->original_max_position_embeddings, c->max_position_embeddings);
         if (c->original_max_position_embeddings == 0) return PE_ERR_MISSING_FIELD;
         if (c->factor == 0.0)
             c->factor = c->max_position_embeddings
                             ? (double)c->max_position_embeddings / c->original_max_position_embeddings
                             : 1.0;
         if (c->attention_factor == 0.0) {
-            c->attention_factor = c->factor <= 1.0
-                                      ? 1.0
-                                      : sqrt(1.0 + log(c->factor) / log((double)c->original_max_position_embeddings));
+            c->attention_factor =
+                c->factor <= 1.0 ? 1.0 : sqrt(1.0 + log(c->factor) / log((double)c->original_max_position_embeddings));
         }
         for (int32_t i = 0; i < c->rotary_dim / 2; i++)
             if (!pe__positive_finite(c->short_factor[i]) || !pe__positive_finite(c->long_factor[i]))
@@ -173,11 +170,8 @@ static pe_status pe__rope_resolve(pe_rope_config *c) {
             !(c->high_freq_factor > c->low_freq_factor))
             return PE_ERR_FIELD_VALUE;
         break;
-    case PE_ROPE_PROPORTIONAL:
-        c->factor = pe__def(c->factor, 1.0);
-        break;
-    default:
-        return PE_ERR_ROPE_TYPE;
+    case PE_ROPE_PROPORTIONAL: c->factor = pe__def(c->factor, 1.0); break;
+    default: return PE_ERR_ROPE_TYPE;
     }
     c->attention_factor = pe__def(c->attention_factor, 1.0);
     return PE_OK;
@@ -197,33 +191,24 @@ pe_status pe_rope_init(pe_rope *rope, const pe_rope_config *cfg) {
 
     int32_t dim = c.rotary_dim;
     switch ((pe_rope_type)c.type) {
-    case PE_ROPE_DEFAULT:
-        pe__default_inv_freq(rope->inv_freq, dim / 2, c.base, dim);
-        break;
+    case PE_ROPE_DEFAULT: pe__default_inv_freq(rope->inv_freq, dim / 2, c.base, dim); break;
     case PE_ROPE_LINEAR:
         pe__default_inv_freq(rope->inv_freq, dim / 2, c.base, dim);
         for (int32_t i = 0; i < dim / 2; i++) rope->inv_freq[i] /= c.factor;
         break;
-    case PE_ROPE_DYNAMIC:
-        pe__dynamic_inv_freq(rope->inv_freq, &c, dim, PE_SEQ_LEN_NONE);
-        break;
-    case PE_ROPE_YARN:
-        pe__yarn_inv_freq(rope->inv_freq, &c, dim);
-        break;
+    case PE_ROPE_DYNAMIC: pe__dynamic_inv_freq(rope->inv_freq, &c, dim, PE_SEQ_LEN_NONE); break;
+    case PE_ROPE_YARN: pe__yarn_inv_freq(rope->inv_freq, &c, dim); break;
     case PE_ROPE_LONGROPE:
         pe__longrope_inv_freq(rope->inv_freq, c.short_factor, c.base, dim);
         pe__longrope_inv_freq(rope->inv_freq_long, c.long_factor, c.base, dim);
         break;
-    case PE_ROPE_LLAMA3:
-        pe__llama3_inv_freq(rope->inv_freq, &c, dim);
-        break;
+    case PE_ROPE_LLAMA3: pe__llama3_inv_freq(rope->inv_freq, &c, dim); break;
     case PE_ROPE_PROPORTIONAL:
         /* exponent over head_dim, not the rotated width; the tail stays zero (rotation by angle 0) */
         pe__default_inv_freq(rope->inv_freq, dim / 2, c.base, c.head_dim);
         for (int32_t i = 0; i < dim / 2; i++) rope->inv_freq[i] /= c.factor;
         break;
-    default:
-        return PE_ERR_ROPE_TYPE;
+    default: return PE_ERR_ROPE_TYPE;
     }
     /* Refused here rather than producing garbage later: angles past PE_MAX_ANGLE lose their quadrant (and past
      * 2^51 cos/sin leave [-1, 1]), a non-finite frequency gives NaN, a non-finite or huge attention factor

@@ -224,7 +224,9 @@ PE_INLINE pe_v128 pe_u32x4_extend_high_u16x8(pe_v128 v) {
     return PE__FI(_mm_unpackhi_epi16(PE__I(v), _mm_setzero_si128()));
 }
 /* packusdw: signed i32 -> u16 with saturation, exactly wasm's u16x8.narrow_i32x4 */
-PE_INLINE pe_v128 pe_u16x8_narrow_i32x4(pe_v128 lo, pe_v128 hi) { return PE__FI(_mm_packus_epi32(PE__I(lo), PE__I(hi))); }
+PE_INLINE pe_v128 pe_u16x8_narrow_i32x4(pe_v128 lo, pe_v128 hi) {
+    return PE__FI(_mm_packus_epi32(PE__I(lo), PE__I(hi)));
+}
 
 /* f64x2 */
 PE_INLINE pe_v128 pe_f64x2_make(double a, double b) { return PE__FD(_mm_setr_pd(a, b)); }
@@ -270,19 +272,26 @@ typedef union pe_v128 {
     double d[2];
 } pe_v128;
 
-#define PE__LANES4(expr)                                                                                          \
-    pe_v128 r;                                                                                                    \
-    for (int l = 0; l < 4; l++) expr;                                                                             \
+#define PE__LANES4(expr)              \
+    pe_v128 r;                        \
+    for (int l = 0; l < 4; l++) expr; \
     return r
-#define PE__LANES2(expr)                                                                                          \
-    pe_v128 r;                                                                                                    \
-    for (int l = 0; l < 2; l++) expr;                                                                             \
+#define PE__LANES2(expr)              \
+    pe_v128 r;                        \
+    for (int l = 0; l < 2; l++) expr; \
     return r
 
-PE_INLINE pe_v128 pe_f32x4_load(const float *p) { pe_v128 r; memcpy(r.f, p, 16); return r; }
+PE_INLINE pe_v128 pe_f32x4_load(const float *p) {
+    pe_v128 r;
+    memcpy(r.f, p, 16);
+    return r;
+}
 PE_INLINE void pe_f32x4_store(float *p, pe_v128 v) { memcpy(p, v.f, 16); }
 PE_INLINE pe_v128 pe_f32x4_splat(float x) { PE__LANES4(r.f[l] = x); }
-PE_INLINE pe_v128 pe_f32x4_make(float a, float b, float c, float d) { pe_v128 r = {.f = {a, b, c, d}}; return r; }
+PE_INLINE pe_v128 pe_f32x4_make(float a, float b, float c, float d) {
+    pe_v128 r = {.f = {a, b, c, d}};
+    return r;
+}
 PE_INLINE pe_v128 pe_f32x4_add(pe_v128 a, pe_v128 b) { PE__LANES4(r.f[l] = a.f[l] + b.f[l]); }
 PE_INLINE pe_v128 pe_f32x4_sub(pe_v128 a, pe_v128 b) { PE__LANES4(r.f[l] = a.f[l] - b.f[l]); }
 PE_INLINE pe_v128 pe_f32x4_mul(pe_v128 a, pe_v128 b) { PE__LANES4(r.f[l] = a.f[l] * b.f[l]); }
@@ -323,7 +332,11 @@ PE_INLINE pe_v128 pe_v128_select(pe_v128 if_set, pe_v128 if_clear, pe_v128 mask)
     PE__LANES4(r.u[l] = (if_set.u[l] & mask.u[l]) | (if_clear.u[l] & ~mask.u[l]));
 }
 
-PE_INLINE pe_v128 pe_i32x4_load(const int32_t *p) { pe_v128 r; memcpy(r.i, p, 16); return r; }
+PE_INLINE pe_v128 pe_i32x4_load(const int32_t *p) {
+    pe_v128 r;
+    memcpy(r.i, p, 16);
+    return r;
+}
 PE_INLINE pe_v128 pe_i32x4_splat(int32_t x) { PE__LANES4(r.i[l] = x); }
 PE_INLINE pe_v128 pe_i32x4_make(int32_t a, int32_t b, int32_t c, int32_t d) {
     pe_v128 r = {.i = {a, b, c, d}};
@@ -338,10 +351,18 @@ PE_INLINE pe_v128 pe_i32x4_gt(pe_v128 a, pe_v128 b) { PE__LANES4(r.i[l] = a.i[l]
 PE_INLINE pe_v128 pe_i32x4_ge(pe_v128 a, pe_v128 b) { PE__LANES4(r.i[l] = a.i[l] >= b.i[l] ? -1 : 0); }
 PE_INLINE pe_v128 pe_f32x4_from_i32x4(pe_v128 v) { PE__LANES4(r.f[l] = (float)v.i[l]); }
 PE_INLINE pe_v128 pe_u32x4_shr(pe_v128 a, int n) { PE__LANES4(r.u[l] = a.u[l] >> (n & 31)); }
-PE_INLINE pe_v128 pe_u16x8_load(const uint16_t *p) { pe_v128 r; memcpy(r.u, p, 16); return r; }
+PE_INLINE pe_v128 pe_u16x8_load(const uint16_t *p) {
+    pe_v128 r;
+    memcpy(r.u, p, 16);
+    return r;
+}
 PE_INLINE void pe_u16x8_store(uint16_t *p, pe_v128 v) { memcpy(p, v.u, 16); }
 /* lane l of the u16x8 view is at byte 2l, whatever the host's endianness: memcpy through uint16_t */
-PE_INLINE uint16_t pe__u16_lane(pe_v128 v, int l) { uint16_t h; memcpy(&h, (const unsigned char *)v.u + 2 * l, 2); return h; }
+PE_INLINE uint16_t pe__u16_lane(pe_v128 v, int l) {
+    uint16_t h;
+    memcpy(&h, (const unsigned char *)v.u + 2 * l, 2);
+    return h;
+}
 PE_INLINE pe_v128 pe_u32x4_extend_low_u16x8(pe_v128 v) { PE__LANES4(r.u[l] = pe__u16_lane(v, l)); }
 PE_INLINE pe_v128 pe_u32x4_extend_high_u16x8(pe_v128 v) { PE__LANES4(r.u[l] = pe__u16_lane(v, l + 4)); }
 PE_INLINE uint16_t pe__sat_u16(int32_t x) { return (uint16_t)(x < 0 ? 0 : x > 65535 ? 65535 : x); }
@@ -353,8 +374,15 @@ PE_INLINE pe_v128 pe_u16x8_narrow_i32x4(pe_v128 lo, pe_v128 hi) {
     return r;
 }
 
-PE_INLINE pe_v128 pe_f64x2_make(double a, double b) { pe_v128 r = {.d = {a, b}}; return r; }
-PE_INLINE pe_v128 pe_f64x2_load(const double *p) { pe_v128 r; memcpy(r.d, p, 16); return r; }
+PE_INLINE pe_v128 pe_f64x2_make(double a, double b) {
+    pe_v128 r = {.d = {a, b}};
+    return r;
+}
+PE_INLINE pe_v128 pe_f64x2_load(const double *p) {
+    pe_v128 r;
+    memcpy(r.d, p, 16);
+    return r;
+}
 PE_INLINE pe_v128 pe_f64x2_splat(double x) { PE__LANES2(r.d[l] = x); }
 PE_INLINE pe_v128 pe_f64x2_add(pe_v128 a, pe_v128 b) { PE__LANES2(r.d[l] = a.d[l] + b.d[l]); }
 PE_INLINE pe_v128 pe_f64x2_sub(pe_v128 a, pe_v128 b) { PE__LANES2(r.d[l] = a.d[l] - b.d[l]); }

@@ -44,7 +44,7 @@ static double pe__sin_max_frequency(const pe__sin_resolved *r, int32_t d) {
     if (r->variant == PE_SINUSOIDAL_TENSOR2TENSOR)
         f = exp((double)last * -(log(r->base) / (double)(d / 2 - 1))); /* angle = p * f */
     else
-        f = 1.0 / pow(r->base, (double)(2 * last) / (double)d);    /* angle = p / base^(2i/d) */
+        f = 1.0 / pow(r->base, (double)(2 * last) / (double)d); /* angle = p / base^(2i/d) */
     if (f != f) return INFINITY;
     return f > 1.0 ? f : 1.0;
 }
@@ -116,7 +116,8 @@ static inline void pe__sincos_d2(pe_v128 x, pe_v128 *out_sin, pe_v128 *out_cos) 
     ps = pe_f64x2_add(PE__S2(PE__KS4), pe_f64x2_mul(z, ps));
     ps = pe_f64x2_add(PE__S2(PE__KS3), pe_f64x2_mul(z, ps));
     ps = pe_f64x2_add(PE__S2(PE__KS2), pe_f64x2_mul(z, ps));
-    const pe_v128 s = pe_f64x2_add(r, pe_f64x2_mul(pe_f64x2_mul(z, r), pe_f64x2_add(PE__S2(PE__KS1), pe_f64x2_mul(z, ps))));
+    const pe_v128 s =
+        pe_f64x2_add(r, pe_f64x2_mul(pe_f64x2_mul(z, r), pe_f64x2_add(PE__S2(PE__KS1), pe_f64x2_mul(z, ps))));
     pe_v128 pc = pe_f64x2_add(PE__S2(PE__KC5), pe_f64x2_mul(z, PE__S2(PE__KC6)));
     pc = pe_f64x2_add(PE__S2(PE__KC4), pe_f64x2_mul(z, pc));
     pc = pe_f64x2_add(PE__S2(PE__KC3), pe_f64x2_mul(z, pc));
@@ -145,8 +146,8 @@ static inline void pe__sincos_d2(pe_v128 x, pe_v128 *out_sin, pe_v128 *out_cos) 
 #define PE__SIN_CHUNK 128
 
 typedef struct pe__sin_freqs {
-    int32_t i0, n;       /* frequencies i0 .. i0 + n - 1 */
-    int32_t divide;      /* 1: angle = p / f (paper, Marian, as numpy divides); 0: angle = p * f (tensor2tensor) */
+    int32_t i0, n;  /* frequencies i0 .. i0 + n - 1 */
+    int32_t divide; /* 1: angle = p / f (paper, Marian, as numpy divides); 0: angle = p * f (tensor2tensor) */
     double f[PE__SIN_CHUNK];
 } pe__sin_freqs;
 
@@ -200,7 +201,8 @@ static void pe__put(float *dst, const float *src, int32_t n, int add) {
     int32_t k = 0;
     if (add) {
 #if PE_SIMD
-        for (; k + 4 <= n; k += 4) pe_f32x4_store(dst + k, pe_f32x4_add(pe_f32x4_load(dst + k), pe_f32x4_load(src + k)));
+        for (; k + 4 <= n; k += 4)
+            pe_f32x4_store(dst + k, pe_f32x4_add(pe_f32x4_load(dst + k), pe_f32x4_load(src + k)));
 #endif
         for (; k < n; k++) dst[k] += src[k];
     } else {
@@ -209,8 +211,8 @@ static void pe__put(float *dst, const float *src, int32_t n, int add) {
 }
 
 /* Places one row's chunk of sin/cos into the row x (d columns): store, or add. */
-static void pe__sin_emit(float *x, const float *sn, const float *cs, const pe__sin_freqs *F,
-                         const pe__sin_resolved *r, int32_t d, int add) {
+static void pe__sin_emit(float *x, const float *sn, const float *cs, const pe__sin_freqs *F, const pe__sin_resolved *r,
+                         int32_t d, int add) {
     const int32_t i0 = F->i0, n = F->n;
     if (r->variant == PE_SINUSOIDAL_INTERLEAVED) {
         /* [sin f, cos f] pairs, zipped into a buffer, then columns 2 i0 .. (odd d: the last cos is past d) */

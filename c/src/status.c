@@ -9,8 +9,11 @@ static const char *const pe__status_strings[PE_STATUS_COUNT] = {
     [PE_ERR_NULL] = "a required pointer is NULL",
     [PE_ERR_HEAD_DIM] = "head_dim must be an even integer in [2, " PE__STR(PE_ROPE_MAX_HEAD_DIM) "]",
     [PE_ERR_ROTARY_DIM] = "rotary_dim must be an even integer in [2, head_dim]",
-    [PE_ERR_BASE] = "base must be finite and > 0 and keep every frequency <= PE_MAX_FREQUENCY (" PE__STR(PE_MAX_FREQUENCY) ")",
-    [PE_ERR_FACTOR] = "a scaling factor must be finite and > 0 and keep every inverse frequency <= PE_ROPE_MAX_INV_FREQ (" PE__STR(PE_MAX_FREQUENCY) ")",
+    [PE_ERR_BASE] =
+        "base must be finite and > 0 and keep every frequency <= PE_MAX_FREQUENCY (" PE__STR(PE_MAX_FREQUENCY) ")",
+    [PE_ERR_FACTOR] =
+        "a scaling factor must be finite and > 0 and keep every inverse frequency <= PE_ROPE_MAX_INV_FREQ (" PE__STR(
+            PE_MAX_FREQUENCY) ")",
     [PE_ERR_ROPE_TYPE] = "unknown rope type",
     [PE_ERR_PAIRING] = "unknown pairing (half-split or interleaved)",
     [PE_ERR_LAYOUT] = "unknown layout (BSHD or BHSD)",

@@ -14,7 +14,7 @@
 #include <string.h>
 
 typedef struct golden_doc {
-    char *text;   /* whole file, NUL-terminated */
+    char *text; /* whole file, NUL-terminated */
     size_t len;
     const char *cases_begin, *cases_end; /* inside the "cases" array's brackets */
 } golden_doc;
@@ -35,9 +35,14 @@ static inline const char *golden__match(const char *s, const char *end) {
     int depth = 0;
     while (s < end) {
         char c = *s;
-        if (c == '"') { s = golden__skip_string(s, end); continue; }
+        if (c == '"') {
+            s = golden__skip_string(s, end);
+            continue;
+        }
         if (c == '[' || c == '{') depth++;
-        if (c == ']' || c == '}') { if (--depth == 0) return s + 1; }
+        if (c == ']' || c == '}') {
+            if (--depth == 0) return s + 1;
+        }
         s++;
     }
     return end;
@@ -79,25 +84,42 @@ static inline int golden_load(golden_doc *doc, const char *name) {
     snprintf(path, sizeof path, "%s/%s", golden_dir(), name);
     memset(doc, 0, sizeof *doc);
     FILE *f = fopen(path, "rb");
-    if (!f) { fprintf(stderr, "golden: cannot open %s (set POSENC_GOLDEN)\n", path); return -1; }
+    if (!f) {
+        fprintf(stderr, "golden: cannot open %s (set POSENC_GOLDEN)\n", path);
+        return -1;
+    }
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    if (n < 0) { fclose(f); return -1; }
+    if (n < 0) {
+        fclose(f);
+        return -1;
+    }
     doc->text = (char *)malloc((size_t)n + 1);
-    if (!doc->text) { fclose(f); return -1; }
+    if (!doc->text) {
+        fclose(f);
+        return -1;
+    }
     doc->len = fread(doc->text, 1, (size_t)n, f);
     doc->text[doc->len] = 0;
     fclose(f);
     const char *end = doc->text + doc->len;
     const char *v = golden__find_key(doc->text, end, "cases");
-    if (!v || *v != '[') { fprintf(stderr, "golden: %s has no cases array\n", path); free(doc->text); doc->text = NULL; return -1; }
+    if (!v || *v != '[') {
+        fprintf(stderr, "golden: %s has no cases array\n", path);
+        free(doc->text);
+        doc->text = NULL;
+        return -1;
+    }
     doc->cases_begin = v + 1;
     doc->cases_end = golden__match(v, end) - 1;
     return 0;
 }
 
-static inline void golden_free(golden_doc *doc) { free(doc->text); doc->text = NULL; }
+static inline void golden_free(golden_doc *doc) {
+    free(doc->text);
+    doc->text = NULL;
+}
 
 /* Iterates the cases: start with c->begin = NULL; returns 0 when there are no more. */
 static inline int golden_next_case(const golden_doc *doc, golden_case *c) {
@@ -151,11 +173,17 @@ static inline double *golden_array(const golden_case *c, const char *key, size_t
         if ((*s >= '0' && *s <= '9') || *s == '-' || *s == '+' || *s == '.') {
             char *e;
             double x = strtod(s, &e);
-            if (e == s) { s++; continue; }
+            if (e == s) {
+                s++;
+                continue;
+            }
             if (count == cap) {
                 cap *= 2;
                 double *grown = (double *)realloc(out, cap * sizeof(double));
-                if (!grown) { free(out); return NULL; }
+                if (!grown) {
+                    free(out);
+                    return NULL;
+                }
                 out = grown;
             }
             out[count++] = x;

@@ -28,7 +28,10 @@ static double bloom_slope(int n, int h) {
 
 static void test_golden(void) {
     golden_doc doc;
-    if (golden_load(&doc, "alibi.json") != 0) { CHECK(0, "alibi.json not loaded"); return; }
+    if (golden_load(&doc, "alibi.json") != 0) {
+        CHECK(0, "alibi.json not loaded");
+        return;
+    }
     golden_case c = {0};
     int n_slopes = 0, n_bias = 0;
     int64_t worst_f32_ulps = 0, worst_bias_ulps = 0;
@@ -88,9 +91,15 @@ static void test_golden(void) {
                 pe_alibi_slopes(sl, heads);
                 CHECK_STATUS(pe_alibi_bias_from_mask(bias2, sl, mask, batch, heads, seq), PE_OK);
                 CHECK(memcmp(bias, bias2, sizeof(float) * n64) == 0, "%s: NULL slopes == standard slopes", id);
-                free(sl); free(bias2); free(mask); free(bias);
+                free(sl);
+                free(bias2);
+                free(mask);
+                free(bias);
             }
-            free(mask_d); free(e32); free(e64); free(shape);
+            free(mask_d);
+            free(e32);
+            free(e64);
+            free(shape);
             n_bias++;
         }
     }
@@ -158,7 +167,9 @@ static void test_bias(void) {
     CHECK(isinf(b2[0]) && isinf(b2[1]) && b2[2] == 0.0f && isinf(b2[3]) && b2[4] == -0.5f && b2[5] == 0.0f,
           "q_len > k_len causal: %g %g | %g %g | %g %g", b2[0], b2[1], b2[2], b2[3], b2[4], b2[5]);
     /* NULL slopes = standard slopes; a long row exercises the vector loop and tail */
-    enum { LK = 1031 };
+    enum {
+        LK = 1031
+    };
     static float a[4 * 2 * LK], b[4 * 2 * LK];
     float std_slopes[4];
     pe_alibi_slopes(std_slopes, 4);

@@ -13,10 +13,14 @@
 /* ---------------------------------------------------------------------------------------------- */
 
 /* pe_rope_apply with the shape and flags as arguments (the tests' tables read better so) */
-static pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch,
-                            int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
-    const pe_rope_apply_config ac = {.batch = batch, .seq = seq, .heads = heads, .layout = layout,
-                                     .per_batch_rows = per_batch_rows, .rotation = rotation};
+static pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch, int32_t seq,
+                            int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
+    const pe_rope_apply_config ac = {.batch = batch,
+                                     .seq = seq,
+                                     .heads = heads,
+                                     .layout = layout,
+                                     .per_batch_rows = per_batch_rows,
+                                     .rotation = rotation};
     return pe_rope_apply(rope, x, cs, sn, &ac);
 }
 
@@ -95,7 +99,9 @@ static void ref_attention(double *out, double *w, const float *q, const float *k
                 }
             }
         }
-    free(qi); free(kj); free(s);
+    free(qi);
+    free(kj);
+    free(s);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -152,10 +158,18 @@ static void run_case(pe_rng *rng, const pe_attention_config *c, int want_weights
         if (ew > worst_w_err) worst_w_err = ew;
         CHECK(memcmp(q, q0, sizeof(float) * nq) == 0 && memcmp(k, k0, sizeof(float) * nk) == 0,
               "%s: q and k unmodified", label);
-        free(ro); free(rw);
+        free(ro);
+        free(rw);
     }
     n_cases_run++;
-    free(q); free(k); free(v); free(q0); free(k0); free(out); free(w); free(scratch);
+    free(q);
+    free(k);
+    free(v);
+    free(q0);
+    free(k0);
+    free(out);
+    free(w);
+    free(scratch);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -170,10 +184,19 @@ static pe_rope make_rope(int type, int head_dim, int rotary_dim, int pairing) {
     rc.type = type;
     switch (type) {
     case PE_ROPE_LINEAR: rc.factor = 4.0; break;
-    case PE_ROPE_DYNAMIC: rc.factor = 2.0; rc.max_position_embeddings = 64; break;
-    case PE_ROPE_YARN: rc.factor = 8.0; rc.original_max_position_embeddings = 32; break;
+    case PE_ROPE_DYNAMIC:
+        rc.factor = 2.0;
+        rc.max_position_embeddings = 64;
+        break;
+    case PE_ROPE_YARN:
+        rc.factor = 8.0;
+        rc.original_max_position_embeddings = 32;
+        break;
     case PE_ROPE_LLAMA3:
-        rc.base = 500000.0; rc.factor = 8.0; rc.low_freq_factor = 1.0; rc.high_freq_factor = 4.0;
+        rc.base = 500000.0;
+        rc.factor = 8.0;
+        rc.low_freq_factor = 1.0;
+        rc.high_freq_factor = 4.0;
         rc.original_max_position_embeddings = 64;
         break;
     default: break;
@@ -205,8 +228,13 @@ static void test_fixed_shapes(void) {
         for (int layout = 0; layout < 2; layout++)
             for (int causal = 0; causal < 2; causal++) {
                 pe_attention_config c = {0};
-                c.batch = 2; c.heads = 2; c.q_len = 19; c.k_len = 37; c.head_dim = dims[di];
-                c.layout = layout; c.causal = causal;
+                c.batch = 2;
+                c.heads = 2;
+                c.q_len = 19;
+                c.k_len = 37;
+                c.head_dim = dims[di];
+                c.layout = layout;
+                c.causal = causal;
                 char label[96];
                 snprintf(label, sizeof label, "D=%d layout=%d causal=%d", dims[di], layout, causal);
                 run_case(&rng, &c, 1, label);
@@ -217,10 +245,17 @@ static void test_fixed_shapes(void) {
         float slopes[16];
         pe_alibi_slopes(slopes, 16);
         pe_attention_config c = {0};
-        c.batch = 1; c.heads = 16; c.kv_heads = li % 2 ? 1 : 4; c.q_len = 1; c.k_len = lens[li];
-        c.head_dim = 64; c.causal = 1; c.alibi_slopes = li % 3 == 0 ? NULL : slopes;
+        c.batch = 1;
+        c.heads = 16;
+        c.kv_heads = li % 2 ? 1 : 4;
+        c.q_len = 1;
+        c.k_len = lens[li];
+        c.head_dim = 64;
+        c.causal = 1;
+        c.alibi_slopes = li % 3 == 0 ? NULL : slopes;
         char label[96];
-        snprintf(label, sizeof label, "decode k_len=%d kv_heads=%d alibi=%d", lens[li], c.kv_heads, c.alibi_slopes != NULL);
+        snprintf(label, sizeof label, "decode k_len=%d kv_heads=%d alibi=%d", lens[li], c.kv_heads,
+                 c.alibi_slopes != NULL);
         run_case(&rng, &c, lens[li] <= 1000, label);
     }
 }
@@ -231,8 +266,14 @@ static void test_more_shapes(void) {
     for (int causal = 0; causal < 2; causal++)
         for (int layout = 0; layout < 2; layout++) {
             pe_attention_config c = {0};
-            c.batch = 2; c.heads = 6; c.kv_heads = 3; c.q_len = 50; c.k_len = 7; c.head_dim = 10;
-            c.causal = causal; c.layout = layout;
+            c.batch = 2;
+            c.heads = 6;
+            c.kv_heads = 3;
+            c.q_len = 50;
+            c.k_len = 7;
+            c.head_dim = 10;
+            c.causal = causal;
+            c.layout = layout;
             char label[96];
             snprintf(label, sizeof label, "q_len > k_len causal=%d layout=%d", causal, layout);
             run_case(&rng, &c, 1, label);
@@ -243,8 +284,16 @@ static void test_more_shapes(void) {
     for (int pairing = 0; pairing < 2; pairing++) {
         pe_rope rope = make_rope(PE_ROPE_DEFAULT, 32, 24, pairing);
         pe_attention_config c = {0};
-        c.batch = 1; c.heads = 4; c.kv_heads = 2; c.q_len = 5; c.k_len = 40; c.head_dim = 32; c.causal = 1;
-        c.rope = &rope; c.q_positions = qp; c.k_positions = kp;
+        c.batch = 1;
+        c.heads = 4;
+        c.kv_heads = 2;
+        c.q_len = 5;
+        c.k_len = 40;
+        c.head_dim = 32;
+        c.causal = 1;
+        c.rope = &rope;
+        c.q_positions = qp;
+        c.k_positions = kp;
         char label[96];
         snprintf(label, sizeof label, "rope at positions ~1e5, partial rotary, pairing=%d", pairing);
         run_case(&rng, &c, 1, label);
@@ -253,8 +302,8 @@ static void test_more_shapes(void) {
 
 static void test_random_shapes(void) {
     pe_rng rng = {0xC0FFEE};
-    const int rope_types[] = {-1, PE_ROPE_DEFAULT, PE_ROPE_LINEAR, PE_ROPE_DYNAMIC, PE_ROPE_YARN, PE_ROPE_LLAMA3,
-                              PE_ROPE_LONGROPE, PE_ROPE_PROPORTIONAL};
+    const int rope_types[] = {-1,           PE_ROPE_DEFAULT, PE_ROPE_LINEAR,   PE_ROPE_DYNAMIC,
+                              PE_ROPE_YARN, PE_ROPE_LLAMA3,  PE_ROPE_LONGROPE, PE_ROPE_PROPORTIONAL};
     for (int it = 0; it < 200; it++) {
         pe_attention_config c = {0};
         c.batch = pe_rng_int(&rng, 1, 2);
@@ -295,9 +344,10 @@ static void test_random_shapes(void) {
             if (pe_rng_int(&rng, 0, 3) == 0) c.rope_seq_len = pe_rng_int(&rng, 1, 300);
         }
         char label[160];
-        snprintf(label, sizeof label, "random #%d B=%d H=%d KVH=%d Sq=%d Sk=%d D=%d L=%d causal=%d alibi=%d rope=%d pos=%d",
-                 it, c.batch, c.heads, c.kv_heads, c.q_len, c.k_len, c.head_dim, c.layout, c.causal,
-                 c.alibi_slopes != NULL, c.rope ? rt : -1, explicit_pos);
+        snprintf(label, sizeof label,
+                 "random #%d B=%d H=%d KVH=%d Sq=%d Sk=%d D=%d L=%d causal=%d alibi=%d rope=%d pos=%d", it, c.batch,
+                 c.heads, c.kv_heads, c.q_len, c.k_len, c.head_dim, c.layout, c.causal, c.alibi_slopes != NULL,
+                 c.rope ? rt : -1, explicit_pos);
         run_case(&rng, &c, pe_rng_int(&rng, 0, 1), label);
     }
     /* a few long ones with RoPE and ALiBi */
@@ -306,8 +356,14 @@ static void test_random_shapes(void) {
         float slopes[8];
         pe_alibi_slopes(slopes, 8);
         pe_attention_config c = {0};
-        c.batch = 1; c.heads = 8; c.kv_heads = 2; c.q_len = it < 2 ? 1 : 70; c.k_len = it < 2 ? 4096 : 700;
-        c.head_dim = 64; c.causal = 1; c.layout = it & 1;
+        c.batch = 1;
+        c.heads = 8;
+        c.kv_heads = 2;
+        c.q_len = it < 2 ? 1 : 70;
+        c.k_len = it < 2 ? 4096 : 700;
+        c.head_dim = 64;
+        c.causal = 1;
+        c.layout = it & 1;
         c.rope = &rope;
         c.alibi_slopes = it == 3 ? slopes : NULL;
         char label[96];
@@ -318,15 +374,26 @@ static void test_random_shapes(void) {
 
 /* Logits of +-1e4 (scale 1, D 1, q = 100, k = +-100) and a mix: softmax stays finite and exact. */
 static void test_extreme_logits(void) {
-    enum { SK = 7 };
+    enum {
+        SK = 7
+    };
     float q[2] = {100.0f, -100.0f}, k[SK], v[SK], out[2], w[2 * SK];
     const float kk[SK] = {100, -100, 50, -100, 99, 100, 0};
-    for (int j = 0; j < SK; j++) { k[j] = kk[j]; v[j] = (float)j; }
+    for (int j = 0; j < SK; j++) {
+        k[j] = kk[j];
+        v[j] = (float)j;
+    }
     pe_attention_config c = {0};
-    c.batch = 1; c.heads = 1; c.q_len = 2; c.k_len = SK; c.head_dim = 1; c.scale = 1.0f;
+    c.batch = 1;
+    c.heads = 1;
+    c.q_len = 2;
+    c.k_len = SK;
+    c.head_dim = 1;
+    c.scale = 1.0f;
     CHECK_STATUS(pe_attention(out, w, q, k, v, NULL, 0, &c), PE_OK);
     /* query 0: logits 1e4 at keys 0 and 5 (others <= 9900): weights 1/2, 1/2; out = (0 + 5) / 2 */
-    CHECK(out[0] == 2.5f && w[0] == 0.5f && w[5] == 0.5f && w[4] == 0.0f, "q=+100: out %g w0 %g w5 %g w4 %g", out[0], w[0], w[5], w[4]);
+    CHECK(out[0] == 2.5f && w[0] == 0.5f && w[5] == 0.5f && w[4] == 0.0f, "q=+100: out %g w0 %g w5 %g w4 %g", out[0],
+          w[0], w[5], w[4]);
     /* query 1: logits 1e4 at keys 1 and 3: out = (1 + 3) / 2 */
     CHECK(out[1] == 2.0f && w[SK + 1] == 0.5f && w[SK + 3] == 0.5f, "q=-100: out %g", out[1]);
     int finite = 1;
@@ -341,13 +408,23 @@ static void test_extreme_logits(void) {
 /* Causal with explicit positions where a query precedes every key: zeros out and weights. */
 static void test_fully_masked(void) {
     pe_rng rng = {5};
-    enum { SQ = 3, SK = 5, D = 6 };
+    enum {
+        SQ = 3,
+        SK = 5,
+        D = 6
+    };
     float *q = rand_array(&rng, SQ * D, 1), *k = rand_array(&rng, SK * D, 1), *v = rand_array(&rng, SK * D, 1);
     float out[SQ * D], w[SQ * SK];
     int32_t qp[SQ] = {10, 2, 0}, kp[SK] = {3, 4, 5, 1, 6};
     pe_attention_config c = {0};
-    c.batch = 1; c.heads = 1; c.q_len = SQ; c.k_len = SK; c.head_dim = D; c.causal = 1;
-    c.q_positions = qp; c.k_positions = kp;
+    c.batch = 1;
+    c.heads = 1;
+    c.q_len = SQ;
+    c.k_len = SK;
+    c.head_dim = D;
+    c.causal = 1;
+    c.q_positions = qp;
+    c.k_positions = kp;
     memset(out, 0x7f, sizeof out);
     CHECK_STATUS(pe_attention(out, w, q, k, v, NULL, 0, &c), PE_OK);
     int zero = 1;
@@ -360,7 +437,12 @@ static void test_fully_masked(void) {
     CHECK(one, "single visible key: out = its value");
     /* q_len > k_len, causal, default positions: query 0 sits at position -1 */
     pe_attention_config c2 = {0};
-    c2.batch = 1; c2.heads = 1; c2.q_len = 4; c2.k_len = 2; c2.head_dim = D; c2.causal = 1;
+    c2.batch = 1;
+    c2.heads = 1;
+    c2.q_len = 4;
+    c2.k_len = 2;
+    c2.head_dim = D;
+    c2.causal = 1;
     float out2[4 * D], w2[4 * 2];
     float *q2 = rand_array(&rng, 4 * D, 1);
     CHECK_STATUS(pe_attention(out2, w2, q2, k, v, NULL, 0, &c2), PE_OK);
@@ -369,14 +451,21 @@ static void test_fully_masked(void) {
     for (int t = 0; t < 2 * D; t++) zero &= out2[t] == 0.0f;
     for (int t = 0; t < 4; t++) zero &= w2[t] == 0.0f;
     CHECK(zero && w2[4] == 1.0f && w2[5] == 0.0f, "q_len > k_len causal: first rows masked");
-    free(q); free(k); free(v);
+    free(q);
+    free(k);
+    free(v);
 }
 
 /* Permute the keys and values together (non-causal): attention alone is blind to order. With ALiBi, RoPE
  * or sinusoidal embeddings added to the tokens, the output changes. */
 static void test_permutation(void) {
     pe_rng rng = {0x6A7};
-    enum { SQ = 3, SK = 9, D = 16, H = 2 };
+    enum {
+        SQ = 3,
+        SK = 9,
+        D = 16,
+        H = 2
+    };
     /* tokens x (SK, H, D) in BSHD; queries fixed */
     float *x = rand_array(&rng, SK * H * D, 1), *q = rand_array(&rng, SQ * H * D, 1);
     float xp[SK * H * D], kk[SK * H * D], kp_[SK * H * D];
@@ -384,7 +473,11 @@ static void test_permutation(void) {
     for (int j = 0; j < SK; j++) memcpy(xp + j * H * D, x + perm[j] * H * D, sizeof(float) * H * D);
     float o1[SQ * H * D], o2[SQ * H * D];
     pe_attention_config c = {0};
-    c.batch = 1; c.heads = H; c.q_len = SQ; c.k_len = SK; c.head_dim = D;
+    c.batch = 1;
+    c.heads = H;
+    c.q_len = SQ;
+    c.k_len = SK;
+    c.head_dim = D;
 
     double diff = 0;
     CHECK_STATUS(pe_attention(o1, NULL, q, x, x, NULL, 0, &c), PE_OK);
@@ -426,7 +519,8 @@ static void test_permutation(void) {
     diff = 0;
     for (int t = 0; t < SQ * H * D; t++) diff = fmax(diff, fabs(o1[t] - o2[t]));
     CHECK(diff > 1e-3, "sinusoidal: order matters (max diff %.3g)", diff);
-    free(x); free(q);
+    free(x);
+    free(q);
 }
 
 /* Decoding the last token against the cache gives exactly the last row of full causal attention: the same
@@ -435,7 +529,10 @@ static void test_permutation(void) {
  * GQA, ALiBi and RoPE, both layouts. */
 static void test_decode_consistency(void) {
     pe_rng rng = {99};
-    enum { H = 4, D = 20 };
+    enum {
+        H = 4,
+        D = 20
+    };
     const int lens[] = {45, 64, 65, 300, 1100};
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
         for (int variant = 0; variant < 4; variant++) {
@@ -447,7 +544,13 @@ static void test_decode_consistency(void) {
             pe_alibi_slopes(slopes, H);
             pe_rope rope = make_rope(PE_ROPE_DEFAULT, D, 0, PE_PAIRING_HALF);
             pe_attention_config c = {0};
-            c.batch = 1; c.heads = H; c.kv_heads = KVH; c.q_len = S; c.k_len = S; c.head_dim = D; c.causal = 1;
+            c.batch = 1;
+            c.heads = H;
+            c.kv_heads = KVH;
+            c.q_len = S;
+            c.k_len = S;
+            c.head_dim = D;
+            c.causal = 1;
             c.alibi_slopes = variant < 2 ? slopes : NULL;
             c.rope = &rope;
             c.layout = layout ? PE_LAYOUT_BHSD : PE_LAYOUT_BSHD;
@@ -465,7 +568,11 @@ static void test_decode_consistency(void) {
                 same &= memcmp(last + h * D, full + idx(c.layout, 1, H, S, D, 0, h, S - 1, 0), sizeof(float) * D) == 0;
             CHECK(same, "decode row == last row of full attention (S=%d KVH=%d alibi=%d layout=%d)", S, KVH,
                   variant < 2, layout);
-            free(scratch); free(full); free(q); free(k); free(v);
+            free(scratch);
+            free(full);
+            free(q);
+            free(k);
+            free(v);
         }
 }
 
@@ -484,10 +591,20 @@ static void test_k_rotated(void) {
         for (int j = 0; j < Sk; j++) kpos[j] = 3 * j;
         for (int i = 0; i < Sq; i++) qpos[i] = 3 * (Sk - Sq + i);
         pe_attention_config c = {0};
-        c.batch = 1 + (it & 1); c.heads = H; c.kv_heads = KVH; c.q_len = Sq; c.k_len = Sk; c.head_dim = D;
-        c.layout = layout; c.causal = 1; c.rope = &rope;
+        c.batch = 1 + (it & 1);
+        c.heads = H;
+        c.kv_heads = KVH;
+        c.q_len = Sq;
+        c.k_len = Sk;
+        c.head_dim = D;
+        c.layout = layout;
+        c.causal = 1;
+        c.rope = &rope;
         c.alibi_slopes = it % 5 == 0 ? slopes : NULL;
-        if (it & 8) { c.q_positions = qpos; c.k_positions = kpos; }
+        if (it & 8) {
+            c.q_positions = qpos;
+            c.k_positions = kpos;
+        }
         const size_t nq = (size_t)c.batch * H * Sq * D, nk = (size_t)c.batch * KVH * Sk * D;
         float *q = rand_array(&rng, nq, 1), *k = rand_array(&rng, nk, 1), *v = rand_array(&rng, nk, 1);
         float *o1 = malloc(sizeof(float) * nq), *o2 = malloc(sizeof(float) * nq), *kr = malloc(sizeof(float) * nk);
@@ -517,22 +634,38 @@ static void test_k_rotated(void) {
         CHECK(ns2 == nq + 2 * (size_t)Sq * rope.n_freq, "k_rotated scratch %zu (q copy + q tables)", ns2);
         CHECK(ns2 < ns1, "k_rotated needs less scratch (%zu < %zu)", ns2, ns1);
         CHECK_STATUS(pe_attention(o2, NULL, q, kr, v, scratch, ns2, &c), PE_OK);
-        CHECK(memcmp(o1, o2, sizeof(float) * nq) == 0, "k_rotated #%d (type %d, Sq %d, Sk %d): same output", it, rt, Sq, Sk);
+        CHECK(memcmp(o1, o2, sizeof(float) * nq) == 0, "k_rotated #%d (type %d, Sq %d, Sk %d): same output", it, rt, Sq,
+              Sk);
         CHECK(memcmp(kr, kr0, sizeof(float) * nk) == 0, "k_rotated: keys untouched");
         CHECK_STATUS(pe_attention(o2, NULL, q, kr, v, scratch, ns2 - 1, &c), PE_ERR_SHAPE);
         /* without rope the flag changes nothing */
         c.rope = NULL;
         CHECK_STATUS(pe_attention_scratch_size(&ns2, &c), PE_OK);
         CHECK(ns2 == 0, "k_rotated without rope: no scratch");
-        free(q); free(k); free(v); free(o1); free(o2); free(kr); free(kr0); free(scratch); free(cs); free(sn);
-        free(kp_all); free(qpos); free(kpos);
+        free(q);
+        free(k);
+        free(v);
+        free(o1);
+        free(o2);
+        free(kr);
+        free(kr0);
+        free(scratch);
+        free(cs);
+        free(sn);
+        free(kp_all);
+        free(qpos);
+        free(kpos);
     }
 }
 
 static void test_bad_input(void) {
     float q[64] = {0}, k[64] = {0}, v[64] = {0}, out[64], scratch[1024];
     pe_attention_config c = {0};
-    c.batch = 1; c.heads = 2; c.q_len = 2; c.k_len = 2; c.head_dim = 4;
+    c.batch = 1;
+    c.heads = 2;
+    c.q_len = 2;
+    c.k_len = 2;
+    c.head_dim = 4;
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &c), PE_OK);
     CHECK_STATUS(pe_attention(NULL, NULL, q, k, v, NULL, 0, &c), PE_ERR_NULL);
     CHECK_STATUS(pe_attention(out, NULL, NULL, k, v, NULL, 0, &c), PE_ERR_NULL);
@@ -540,22 +673,52 @@ static void test_bad_input(void) {
     CHECK_STATUS(pe_attention(out, NULL, q, k, NULL, NULL, 0, &c), PE_ERR_NULL);
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, NULL), PE_ERR_NULL);
     pe_attention_config b;
-    b = c; b.heads = 0; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
-    b = c; b.kv_heads = 3; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
-    b = c; b.kv_heads = -1; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
-    b = c; b.batch = -1; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE); /* 0: test_zero_sizes */
-    b = c; b.q_len = -1; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
-    b = c; b.k_len = -1; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
-    b = c; b.head_dim = 0; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
-    b = c; b.layout = 2; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_LAYOUT);
-    b = c; b.scale = NAN; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SCALE);
-    b = c; b.scale = INFINITY; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SCALE);
+    b = c;
+    b.heads = 0;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
+    b = c;
+    b.kv_heads = 3;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
+    b = c;
+    b.kv_heads = -1;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_HEADS);
+    b = c;
+    b.batch = -1;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE); /* 0: test_zero_sizes */
+    b = c;
+    b.q_len = -1;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
+    b = c;
+    b.k_len = -1;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
+    b = c;
+    b.head_dim = 0;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SHAPE);
+    b = c;
+    b.layout = 2;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_LAYOUT);
+    b = c;
+    b.scale = NAN;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SCALE);
+    b = c;
+    b.scale = INFINITY;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_SCALE);
     float bad_slopes[2] = {0.5f, NAN};
-    b = c; b.alibi_slopes = bad_slopes; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_FIELD_VALUE);
+    b = c;
+    b.alibi_slopes = bad_slopes;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_FIELD_VALUE);
     int32_t neg[2] = {0, -1};
-    b = c; b.q_positions = neg; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_POSITION);
-    b = c; b.k_positions = neg; CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_POSITION);
-    b = c; b.batch = INT32_MAX; b.heads = INT32_MAX; b.q_len = INT32_MAX; b.head_dim = INT32_MAX;
+    b = c;
+    b.q_positions = neg;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_POSITION);
+    b = c;
+    b.k_positions = neg;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_POSITION);
+    b = c;
+    b.batch = INT32_MAX;
+    b.heads = INT32_MAX;
+    b.q_len = INT32_MAX;
+    b.head_dim = INT32_MAX;
     size_t ns = 0;
     CHECK_STATUS(pe_attention_scratch_size(&ns, &b), PE_ERR_SHAPE);
     CHECK_STATUS(pe_attention_scratch_size(NULL, &c), PE_ERR_NULL);
@@ -563,27 +726,35 @@ static void test_bad_input(void) {
     CHECK(ns == 0, "no rope: no scratch");
 
     pe_rope rope = make_rope(PE_ROPE_DEFAULT, 4, 0, 0);
-    b = c; b.rope = &rope;
+    b = c;
+    b.rope = &rope;
     CHECK_STATUS(pe_attention_scratch_size(&ns, &b), PE_OK);
     CHECK(ns == 2 * 8 + 2 * 8 + 2 * (2 + 2) * 2, "rope scratch %zu", ns);
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_NULL);
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, ns - 1, &b), PE_ERR_SHAPE);
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, ns, &b), PE_OK);
-    b.rope_seq_len = -2; CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, ns, &b), PE_ERR_SEQ_LEN);
-    b.rope_seq_len = 0; b.q_len = 3; /* default query positions k_len - q_len + i would be negative */
+    b.rope_seq_len = -2;
+    CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, ns, &b), PE_ERR_SEQ_LEN);
+    b.rope_seq_len = 0;
+    b.q_len = 3; /* default query positions k_len - q_len + i would be negative */
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, sizeof scratch / sizeof *scratch, &b), PE_ERR_POSITION);
     /* ALiBi's relative position must fit in an int32: explicit key positions up to 2^31 - 1 against default
      * query positions below 0 (q_len > k_len) do not */
     int32_t far[2] = {0, INT32_MAX};
     float sl2[2] = {0.5f, 0.25f};
-    b = c; b.alibi_slopes = sl2; b.k_positions = far; b.q_len = 3;
+    b = c;
+    b.alibi_slopes = sl2;
+    b.k_positions = far;
+    b.q_len = 3;
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_ERR_POSITION);
     b.q_len = 2; /* query positions 0, 1 */
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_OK);
-    b.q_len = 3; b.alibi_slopes = NULL; /* the mask alone compares, never subtracts */
+    b.q_len = 3;
+    b.alibi_slopes = NULL; /* the mask alone compares, never subtracts */
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, NULL, 0, &b), PE_OK);
     pe_rope rope8 = make_rope(PE_ROPE_DEFAULT, 8, 0, 0);
-    b = c; b.rope = &rope8;
+    b = c;
+    b.rope = &rope8;
     CHECK_STATUS(pe_attention(out, NULL, q, k, v, scratch, sizeof scratch / sizeof *scratch, &b), PE_ERR_SHAPE);
 }
 
@@ -591,11 +762,19 @@ static void test_bad_input(void) {
  * k_len 0 leaves every query row without a key, so out is all zeros as for any fully masked row; the
  * structural sizes are still checked. */
 static void test_zero_sizes(void) {
-    enum { H = 2, D = 4 };
+    enum {
+        H = 2,
+        D = 4
+    };
     float q[2 * H * D], out[2 * H * D];
     for (int i = 0; i < 2 * H * D; i++) q[i] = 0.25f * (float)(i + 1);
     pe_attention_config c = {0};
-    c.batch = 0; c.heads = H; c.q_len = 2; c.k_len = 3; c.head_dim = D; c.causal = 1;
+    c.batch = 0;
+    c.heads = H;
+    c.q_len = 2;
+    c.k_len = 3;
+    c.head_dim = D;
+    c.causal = 1;
     size_t ns = 99;
     pe_rope rope;
     pe_rope_config rc = {0};
@@ -607,7 +786,8 @@ static void test_zero_sizes(void) {
     memset(out, 0x7f, sizeof out);
     CHECK_STATUS(pe_attention(out, NULL, q, q, q, NULL, 0, &c), PE_OK);
     CHECK_STATUS(pe_attention(NULL, NULL, NULL, NULL, NULL, NULL, 0, &c), PE_OK);
-    c.batch = 1; c.q_len = 0;
+    c.batch = 1;
+    c.q_len = 0;
     CHECK_STATUS(pe_attention_scratch_size(&ns, &c), PE_OK);
     CHECK(ns == 0, "q_len 0 scratch %zu", ns);
     CHECK_STATUS(pe_attention(out, NULL, q, q, q, NULL, 0, &c), PE_OK);
@@ -616,19 +796,25 @@ static void test_zero_sizes(void) {
     CHECK(untouched, "attention wrote with batch or q_len 0");
     c.head_dim = 0;
     CHECK_STATUS(pe_attention(out, NULL, q, q, q, NULL, 0, &c), PE_ERR_SHAPE);
-    c.head_dim = D; c.heads = 0;
+    c.head_dim = D;
+    c.heads = 0;
     CHECK_STATUS(pe_attention(out, NULL, q, q, q, NULL, 0, &c), PE_ERR_HEADS);
 
     /* k_len 0, no RoPE (explicit query positions): zeros, weights empty; k and v may be NULL */
     const int32_t qpos[2] = {0, 1};
-    c.heads = H; c.rope = NULL; c.q_len = 2; c.k_len = 0; c.q_positions = qpos;
+    c.heads = H;
+    c.rope = NULL;
+    c.q_len = 2;
+    c.k_len = 0;
+    c.q_positions = qpos;
     memset(out, 0x7f, sizeof out);
     CHECK_STATUS(pe_attention(out, NULL, q, NULL, NULL, NULL, 0, &c), PE_OK);
     int zeros = 1;
     for (int i = 0; i < 2 * H * D; i++) zeros &= out[i] == 0.0f;
     CHECK(zeros, "k_len 0: out all zeros");
     /* with RoPE and default query positions, q_len > k_len puts queries below position 0: refused as before */
-    c.rope = &rope; c.q_positions = NULL;
+    c.rope = &rope;
+    c.q_positions = NULL;
     float scratch[64];
     CHECK_STATUS(pe_attention_scratch_size(&ns, &c), PE_OK);
     CHECK(ns <= 64, "scratch %zu", ns);
@@ -646,7 +832,8 @@ int main(void) {
     test_decode_consistency();
     test_k_rotated();
     test_bad_input();
-    printf("attention: %d cases vs double reference; worst |out - ref| %.3g (tol 2e-5), worst |w - ref| %.3g (tol 5e-6)\n",
-           n_cases_run, worst_out_err, worst_w_err);
+    printf(
+        "attention: %d cases vs double reference; worst |out - ref| %.3g (tol 2e-5), worst |w - ref| %.3g (tol 5e-6)\n",
+        n_cases_run, worst_out_err, worst_w_err);
     return pe_test_report("test_attention");
 }

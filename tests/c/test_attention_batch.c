@@ -60,7 +60,8 @@ static double ref_check(const abc_case *C, const float *out) {
                 for (int32_t e = 0; e < Dv; e++) {
                     double acc = 0.0;
                     if (mx != -INFINITY)
-                        for (int32_t j = 0; j < Sk; j++) acc += s[j] * C->v[at(c->layout, KVH, Sk, Dv, b, h / G, j) + e];
+                        for (int32_t j = 0; j < Sk; j++)
+                            acc += s[j] * C->v[at(c->layout, KVH, Sk, Dv, b, h / G, j) + e];
                     const double r = mx == -INFINITY ? 0.0 : acc / l, err = fabs(o[e] - r);
                     if (mx == -INFINITY && o[e] != 0.0f) worst = INFINITY; /* must be exactly zero */
                     worst = err > worst ? err : worst;
@@ -101,7 +102,8 @@ static void test_batch_vs_sequences(void) {
                 c1.bias = c->bias + (size_t)b * (C.nbias / (size_t)B);
             }
             float *w1 = want_w ? abc_calloc(nw / B, 4) : NULL;
-            float *o1 = run(&C, &c1, C.q + b * (C.nq / B), C.k + b * (C.nk / B), C.v + b * (C.nv / B), C.no / B, w1, &st);
+            float *o1 =
+                run(&C, &c1, C.q + b * (C.nq / B), C.k + b * (C.nk / B), C.v + b * (C.nv / B), C.no / B, w1, &st);
             seq_diffs += st != PE_OK || abc_first_diff(o1, out + b * (C.no / B), C.no / B) >= 0;
             if (want_w) w_diffs += abc_first_diff(w1, w + b * (nw / B), nw / B) >= 0;
             free(o1), free(w1);
@@ -115,8 +117,8 @@ static void test_batch_vs_sequences(void) {
         free(out), free(w);
         abc_free(&C);
     }
-    CHECK(seq_diffs == 0 && w_diffs == 0, "%d sequences' outputs / %d weights differ from one call per sequence", seq_diffs,
-          w_diffs);
+    CHECK(seq_diffs == 0 && w_diffs == 0, "%d sequences' outputs / %d weights differ from one call per sequence",
+          seq_diffs, w_diffs);
     CHECK(worst_err < 2e-5, "padded batch vs double reference: worst |out - ref| %.3g (tol 2e-5)", worst_err);
     printf("padded batch: %d cases (%d vs double reference, worst %.3g), one call == per-sequence calls bit for bit\n",
            cases, refs, worst_err);

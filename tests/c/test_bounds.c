@@ -191,7 +191,11 @@ static void test_sizes_that_wrap(void) {
     /* attention: (B, H, q_len, k_len) weights at 2^64 are refused, the same shape without weights too
      * (q alone is B * H * q_len * D = 2^22 * 2^10 * 2^22 * 2^10) */
     pe_attention_config at = {0};
-    at.batch = 1 << 22; at.heads = 1 << 10; at.q_len = 1 << 22; at.k_len = 1 << 10; at.head_dim = 1 << 10;
+    at.batch = 1 << 22;
+    at.heads = 1 << 10;
+    at.q_len = 1 << 22;
+    at.k_len = 1 << 10;
+    at.head_dim = 1 << 10;
     size_t ns = 0;
     CHECK_STATUS(pe_attention_scratch_size(&ns, &at), PE_ERR_SHAPE);
     CHECK_STATUS(pe_attention(buf, buf, buf, buf, buf, NULL, 0, &at), PE_ERR_SHAPE);
@@ -209,8 +213,8 @@ static void test_random_configs_strict(void) {
         c.head_dim = 2 * pe_rng_int(&rng, 1, 64);
         c.type = pe_rng_int(&rng, 0, PE_ROPE_TYPE_COUNT - 1);
         c.pairing = pe_rng_int(&rng, 0, 1);
-        c.base = pow(10.0, -6.0 + 14.0 * u);               /* 1e-6 .. 1e8 */
-        c.factor = pow(10.0, -4.0 + 8.0 * w);              /* 1e-4 .. 1e4 */
+        c.base = pow(10.0, -6.0 + 14.0 * u);  /* 1e-6 .. 1e8 */
+        c.factor = pow(10.0, -4.0 + 8.0 * w); /* 1e-4 .. 1e4 */
         c.max_position_embeddings = pe_rng_int(&rng, 1, 1 << 20);
         c.original_max_position_embeddings = pe_rng_int(&rng, 1, c.max_position_embeddings);
         c.low_freq_factor = 1;
@@ -268,7 +272,10 @@ static void test_exp_any_input(void) {
  * scale * q.k), but must still be well-defined: no UB in e^x (the issue's model with 9.7e35 weights), a
  * status, finite output. */
 static void test_attention_overflowing_logits(void) {
-    enum { S = 5, D = 4 };
+    enum {
+        S = 5,
+        D = 4
+    };
     float q[S * D], k[S * D], v[S * D], out[S * D], w[S * S];
     for (int i = 0; i < S * D; i++) {
         q[i] = (i % 3 ? 1e30f : -1e30f);
@@ -276,7 +283,12 @@ static void test_attention_overflowing_logits(void) {
         v[i] = 0.5f;
     }
     pe_attention_config c = {0};
-    c.batch = 1; c.heads = 1; c.q_len = S; c.k_len = S; c.head_dim = D; c.causal = 1;
+    c.batch = 1;
+    c.heads = 1;
+    c.q_len = S;
+    c.k_len = S;
+    c.head_dim = D;
+    c.causal = 1;
     CHECK_STATUS(pe_attention(out, w, q, k, v, NULL, 0, &c), PE_OK);
     for (int i = 0; i < S * D; i++) CHECK(isfinite(out[i]), "out[%d] = %g", i, (double)out[i]);
 }

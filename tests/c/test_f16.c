@@ -12,23 +12,24 @@
 #include <stdlib.h>
 
 /* ---- reference ------------------------------------------------------------------------------ */
-typedef struct { int mant_bits, min_exp, exp_bits; } fmt; /* min_exp: exponent of the smallest normal */
+typedef struct {
+    int mant_bits, min_exp, exp_bits;
+} fmt; /* min_exp: exponent of the smallest normal */
 static const fmt F16 = {10, -14, 5}, BF16 = {7, -126, 8};
 
 /* 16-bit pattern -> value (NaNs handled by the caller) */
 static double ref_decode(fmt f, uint16_t h) {
     const int e = (h >> f.mant_bits) & ((1 << f.exp_bits) - 1);
     const int m = h & ((1 << f.mant_bits) - 1);
-    const double v = e == 0 ? ldexp(m, f.min_exp - f.mant_bits) : ldexp((1 << f.mant_bits) + m, e - 1 + f.min_exp - f.mant_bits);
+    const double v =
+        e == 0 ? ldexp(m, f.min_exp - f.mant_bits) : ldexp((1 << f.mant_bits) + m, e - 1 + f.min_exp - f.mant_bits);
     return (h >> 15) ? -v : v;
 }
 static int ref_is_nan(fmt f, uint16_t h) {
     const int emax = (1 << f.exp_bits) - 1;
     return ((h >> f.mant_bits) & emax) == emax && (h & ((1 << f.mant_bits) - 1)) != 0;
 }
-static int ref_is_inf(fmt f, uint16_t h) {
-    return (h & 0x7fff) == (((1 << f.exp_bits) - 1) << f.mant_bits);
-}
+static int ref_is_inf(fmt f, uint16_t h) { return (h & 0x7fff) == (((1 << f.exp_bits) - 1) << f.mant_bits); }
 
 /* float32 -> 16-bit, round to nearest even, overflow to Inf, NaN as documented in f16.h */
 static uint16_t ref_encode(fmt f, float x) {
@@ -61,8 +62,16 @@ static uint16_t ref_encode(fmt f, float x) {
 }
 
 /* ---- helpers -------------------------------------------------------------------------------- */
-static float bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint32_t f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float bits_f(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static uint32_t f_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
 
 static uint16_t narrow(fmt f, float x) { return f.mant_bits == 10 ? pe__f32_to_f16(x) : pe__f32_to_bf16(x); }
 static float widen(fmt f, uint16_t h) { return f.mant_bits == 10 ? pe__f16_to_f32(h) : pe__bf16_to_f32(h); }
@@ -99,18 +108,36 @@ static size_t make_inputs(fmt f, float *x, size_t cap, pe_rng *rng) {
     const uint16_t top = (uint16_t)(((1 << f.exp_bits) - 1) << f.mant_bits); /* +Inf */
     for (uint32_t h = 0; h < top; h++) {
         const double lo = ref_decode(f, (uint16_t)h);
-        const double hi = h + 1 == top ? ldexp(1.0, (1 << f.exp_bits) - 1 + f.min_exp - 1) : ref_decode(f, (uint16_t)(h + 1));
+        const double hi =
+            h + 1 == top ? ldexp(1.0, (1 << f.exp_bits) - 1 + f.min_exp - 1) : ref_decode(f, (uint16_t)(h + 1));
         const float mid = (float)((lo + hi) / 2);
-        const float vals[5] = {mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY), (float)lo, nextafterf((float)lo, INFINITY)};
+        const float vals[5] = {mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY), (float)lo,
+                               nextafterf((float)lo, INFINITY)};
         for (int k = 0; k < 5; k++) {
             x[n++] = vals[k];
             x[n++] = -vals[k];
         }
     }
-    const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, bits_f(0x7fc00000), bits_f(0xffc00000),
-                              bits_f(0x7f800001), bits_f(0xff800001), bits_f(0x7fbfffff), bits_f(0x7fffffff),
-                              bits_f(0x7f802000), bits_f(0x00000001), bits_f(0x80000001), bits_f(0x007fffff),
-                              bits_f(0x7f7fffff), bits_f(0xff7fffff), 65504.0f, 65519.996f, 65520.0f, -65520.0f};
+    const float specials[] = {0.0f,
+                              -0.0f,
+                              INFINITY,
+                              -INFINITY,
+                              bits_f(0x7fc00000),
+                              bits_f(0xffc00000),
+                              bits_f(0x7f800001),
+                              bits_f(0xff800001),
+                              bits_f(0x7fbfffff),
+                              bits_f(0x7fffffff),
+                              bits_f(0x7f802000),
+                              bits_f(0x00000001),
+                              bits_f(0x80000001),
+                              bits_f(0x007fffff),
+                              bits_f(0x7f7fffff),
+                              bits_f(0xff7fffff),
+                              65504.0f,
+                              65519.996f,
+                              65520.0f,
+                              -65520.0f};
     for (size_t k = 0; k < sizeof specials / sizeof specials[0]; k++) x[n++] = specials[k];
     /* every float32 exponent's boundaries and middle */
     for (uint32_t e = 0; e < 256; e++)
@@ -151,7 +178,10 @@ static void check_narrowing(fmt f, const char *name, size_t n_random) {
 #if PE_SIMD
     /* the array functions run 8 lanes at a time; n rounded down to a multiple of 8 stays in the SIMD loop */
     const int32_t m = (int32_t)(n & ~(size_t)7);
-    if (f.mant_bits == 10) pe__store_f16(simd, x, m); else pe__store_bf16(simd, x, m);
+    if (f.mant_bits == 10)
+        pe__store_f16(simd, x, m);
+    else
+        pe__store_bf16(simd, x, m);
     long bad_simd = 0;
     for (int32_t i = 0; i < m; i++)
         if (simd[i] != narrow(f, x[i]) && bad_simd++ < 8)
@@ -159,7 +189,10 @@ static void check_narrowing(fmt f, const char *name, size_t n_random) {
     CHECK(bad_simd == 0, "%s: SIMD narrowing differs from scalar on %ld values", name, bad_simd);
     /* widening: all 65536 patterns, with an odd tail so the scalar loop runs too */
     for (uint32_t i = 0; i < 65536 + 3; i++) simd[i] = (uint16_t)(i * 40503u); /* a permutation, then 3 more */
-    if (f.mant_bits == 10) pe__load_f16(wide, simd, 65536 + 3); else pe__load_bf16(wide, simd, 65536 + 3);
+    if (f.mant_bits == 10)
+        pe__load_f16(wide, simd, 65536 + 3);
+    else
+        pe__load_bf16(wide, simd, 65536 + 3);
     long bad_wide = 0;
     for (uint32_t i = 0; i < 65536 + 3; i++)
         if (f_bits(wide[i]) != f_bits(widen(f, simd[i])) && bad_wide++ < 8)

@@ -57,7 +57,10 @@ static void run_case(pe_rng *rng, stats *st) {
     c.pairing = pe_rng_int(rng, 0, 1);
     switch (pe_rng_int(rng, 0, 2)) {
     case 0: c.type = PE_ROPE_DEFAULT; break;
-    case 1: c.type = PE_ROPE_LINEAR; c.factor = 1 + pe_rng_int(rng, 0, 7); break;
+    case 1:
+        c.type = PE_ROPE_LINEAR;
+        c.factor = 1 + pe_rng_int(rng, 0, 7);
+        break;
     default:
         c.type = PE_ROPE_YARN; /* attention factor != 1 */
         c.factor = 8;
@@ -88,9 +91,14 @@ static void run_case(pe_rng *rng, stats *st) {
         xf[i] = widen(bf16, x0[i]);
     }
     memcpy(x, x0, 2 * len);
-    pe_rope_apply_config ac = {.batch = B, .seq = S, .heads = H, .layout = bhsd ? PE_LAYOUT_BHSD : PE_LAYOUT_BSHD,
-                               .per_batch_rows = per_batch, .rotation = inverse ? PE_ROTATE_INVERSE : PE_ROTATE_FORWARD,
-                               .offset = offset, .dtype = bf16 ? PE_DTYPE_BFLOAT16 : PE_DTYPE_FLOAT16};
+    pe_rope_apply_config ac = {.batch = B,
+                               .seq = S,
+                               .heads = H,
+                               .layout = bhsd ? PE_LAYOUT_BHSD : PE_LAYOUT_BSHD,
+                               .per_batch_rows = per_batch,
+                               .rotation = inverse ? PE_ROTATE_INVERSE : PE_ROTATE_FORWARD,
+                               .offset = offset,
+                               .dtype = bf16 ? PE_DTYPE_BFLOAT16 : PE_DTYPE_FLOAT16};
     CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, &ac), PE_OK);
     ac.dtype = PE_DTYPE_FLOAT32;
     CHECK_STATUS(pe_rope_apply(&rope, xf, cs, sn, &ac), PE_OK);
@@ -99,7 +107,8 @@ static void run_case(pe_rng *rng, stats *st) {
     for (int32_t b = 0; b < B; b++)
         for (int32_t s = 0; s < S; s++)
             for (int32_t h = 0; h < H; h++) {
-                const size_t head = (size_t)offset + (bhsd ? (((size_t)b * H + h) * S + s) : (((size_t)b * S + s) * H + h)) * D;
+                const size_t head =
+                    (size_t)offset + (bhsd ? (((size_t)b * H + h) * S + s) : (((size_t)b * S + s) * H + h)) * D;
                 const int32_t p = pos[per_batch ? b * S + s : s];
                 for (int32_t d = 0; d < D; d++) {
                     const size_t k = head + d;
@@ -124,8 +133,8 @@ static void run_case(pe_rng *rng, stats *st) {
                         if (ulps > st->worst_ulps[bf16]) st->worst_ulps[bf16] = ulps;
                         if (ulps > 1) st->over_1ulp++;
                         if (err > ulp + f32_err && st->failures++ < 5)
-                            fprintf(stderr, "%s: pos %d got %a want %a (%.3f ulps, inputs %a %a)\n", bf16 ? "bf16" : "f16",
-                                    p, got, want[j], ulps, xa, xb);
+                            fprintf(stderr, "%s: pos %d got %a want %a (%.3f ulps, inputs %a %a)\n",
+                                    bf16 ? "bf16" : "f16", p, got, want[j], ulps, xa, xb);
                     }
                 }
             }
@@ -148,7 +157,8 @@ static void check_special_values(void) {
         /* pair 0: (NaN, 1), pair 1: (Inf, 0), pairs 2, 3: (1, 1) */
         const uint16_t nan = bf16 ? 0x7fc0 : 0x7e00, inf = bf16 ? 0x7f80 : 0x7c00, one = bf16 ? 0x3f80 : 0x3c00;
         uint16_t x[8] = {nan, inf, one, one, one, 0, one, one};
-        pe_rope_apply_config ac = {.batch = 1, .seq = 1, .heads = 1, .dtype = bf16 ? PE_DTYPE_BFLOAT16 : PE_DTYPE_FLOAT16};
+        pe_rope_apply_config ac = {
+            .batch = 1, .seq = 1, .heads = 1, .dtype = bf16 ? PE_DTYPE_BFLOAT16 : PE_DTYPE_FLOAT16};
         CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, &ac), PE_OK);
         const float a0 = widen(bf16, x[0]), b0 = widen(bf16, x[4]), a1 = widen(bf16, x[1]);
         CHECK(isnan(a0) && isnan(b0), "NaN in a pair makes both results NaN (%s)", bf16 ? "bf16" : "f16");

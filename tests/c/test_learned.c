@@ -11,8 +11,12 @@
 /* pe_learned_add with the shapes as arguments (the tests' tables read better so) */
 static pe_status learned_add(float *x, const float *table, const int32_t *positions, int32_t batch, int32_t seq,
                              int32_t d_model, int32_t n_rows, int32_t row_offset, int32_t per_batch_positions) {
-    const pe_learned_add_config lc = {.batch = batch, .seq = seq, .d_model = d_model, .n_rows = n_rows,
-                                      .row_offset = row_offset, .per_batch_positions = per_batch_positions};
+    const pe_learned_add_config lc = {.batch = batch,
+                                      .seq = seq,
+                                      .d_model = d_model,
+                                      .n_rows = n_rows,
+                                      .row_offset = row_offset,
+                                      .per_batch_positions = per_batch_positions};
     return pe_learned_add(x, table, positions, &lc);
 }
 
@@ -29,7 +33,10 @@ static void opt_positions(int32_t *pos, const double *mask, int batch, int seq, 
 
 static void test_golden(void) {
     golden_doc doc;
-    if (golden_load(&doc, "learned_opt.json") != 0) { CHECK(0, "learned_opt.json not loaded"); return; }
+    if (golden_load(&doc, "learned_opt.json") != 0) {
+        CHECK(0, "learned_opt.json not loaded");
+        return;
+    }
     golden_case c = {0};
     char id[128];
     int n_cases = 0;
@@ -72,9 +79,17 @@ static void test_golden(void) {
             }
             CHECK(exact, "%s: lookup == embeddings_f32", id);
             CHECK(add_ok, "%s: add to zeros == lookup", id);
-            free(table); free(pos); free(out); free(x);
+            free(table);
+            free(pos);
+            free(out);
+            free(x);
         }
-        free(ts); free(tab_d); free(mask); free(rows_e); free(emb); free(shape);
+        free(ts);
+        free(tab_d);
+        free(mask);
+        free(rows_e);
+        free(emb);
+        free(shape);
         n_cases++;
     }
     golden_free(&doc);
@@ -84,7 +99,13 @@ static void test_golden(void) {
 
 static void test_add_and_range(void) {
     pe_rng rng = {77};
-    enum { ROWS = 18, D = 13, B = 2, S = 5, OFF = 2 };
+    enum {
+        ROWS = 18,
+        D = 13,
+        B = 2,
+        S = 5,
+        OFF = 2
+    };
     /* the table sits exactly at the end of its allocation so ASan flags any read past it */
     float *table = malloc(sizeof(float) * ROWS * D);
     for (int t = 0; t < ROWS * D; t++) table[t] = pe_rng_float(&rng);
@@ -97,7 +118,8 @@ static void test_add_and_range(void) {
     int ok = 1;
     for (int b = 0; b < B; b++)
         for (int s = 0; s < S; s++)
-            for (int j = 0; j < D; j++) ok &= x[(b * S + s) * D + j] == x0[(b * S + s) * D + j] + table[(s + OFF) * D + j];
+            for (int j = 0; j < D; j++)
+                ok &= x[(b * S + s) * D + j] == x0[(b * S + s) * D + j] + table[(s + OFF) * D + j];
     CHECK(ok, "add, default positions");
 
     /* shared positions, extremes of the valid range: -OFF (row 0) and ROWS - OFF - 1 (last row) */

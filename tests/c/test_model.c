@@ -25,7 +25,10 @@ static pe_model_config tiny_config(int32_t pos, int32_t heads) {
     return c;
 }
 
-enum { TB = 2, TS = 7 };
+enum {
+    TB = 2,
+    TS = 7
+};
 
 static void tiny_batch(int32_t *tok, int32_t *tg, uint64_t seed) {
     pe__rng r = pe__rng_seed(seed, 7);
@@ -103,11 +106,15 @@ static void grad_check(int32_t pos, int32_t heads) {
                 double a = fabs(gk[i]);
                 int used = 0;
                 (void)used;
-                if (a > bv) { bv = a; best = i; }
+                if (a > bv) {
+                    bv = a;
+                    best = i;
+                }
             }
             if (rep > 0) { /* the rep-th largest: pick a pseudo-random element instead, above 20% of the max */
                 size_t tries = 0;
-                do best = pe__rng_below(&r, (uint32_t)t->numel); while (fabs(gk[best]) < 0.2 * bv && ++tries < 1000);
+                do best = pe__rng_below(&r, (uint32_t)t->numel);
+                while (fabs(gk[best]) < 0.2 * bv && ++tries < 1000);
             }
             const double h = 2e-3;
             const float keep = tr.w[t->offset + best];
@@ -134,7 +141,7 @@ static void grad_check(int32_t pos, int32_t heads) {
 /* ---- safetensors ---------------------------------------------------------------------------------- */
 
 static uint8_t *file_of(pe__trainer *tr, size_t *n, const char *const *meta) {
-    pe__buf b = { 0 };
+    pe__buf b = {0};
     pe__safetensors_write(&b, &tr->m.config, tr->t, tr->nt, tr->w, meta);
     *n = b.len;
     return b.data;
@@ -201,7 +208,7 @@ static void test_safetensors(void) {
     pe__trainer tr;
     pe__trainer_init(&tr, &cfg, TB, TS, 3);
     size_t n;
-    const char *meta[] = { "task", "test", NULL };
+    const char *meta[] = {"task", "test", NULL};
     uint8_t *file = file_of(&tr, &n, meta);
 
     /* round trip: the loaded model's forward equals the trainer's, row by row */
@@ -264,7 +271,9 @@ static void test_safetensors(void) {
     {
         uint8_t *t = (uint8_t *)malloc(n);
         memcpy(t, file, n);
-        t[0] = 0xff; t[1] = 0xff; t[2] = 0x0f;
+        t[0] = 0xff;
+        t[1] = 0xff;
+        t[2] = 0x0f;
         expect_reject(t, n, "header length past the end", "past the end");
         memcpy(t, file, n);
         t[7] = 0x80;
@@ -274,19 +283,24 @@ static void test_safetensors(void) {
         expect_reject(t, n, "header not an object", "malformed JSON");
         free(t);
     }
-    struct { const char *from, *to, *needle, *what; } edits[] = {
-        { "\"dtype\":\"F32\"", "\"dtype\":\"F16\"", "only F32", "wrong dtype" },
-        { "\"dtype\":\"F32\"", "\"dtype\":\"BF16\"", "only F32", "wrong dtype BF16" },
-        { "model.norm.weight", "model.nrm.weight", "unexpected tensor", "renamed tensor" },
-        { "\"position_encoding\":\"learned\"", "\"position_encoding\":\"spiral\"", "unknown position_encoding", "bad encoding" },
-        { "\"position_encoding\":\"learned\"", "\"positional_encoding\":\"learned\"", "position_encoding", "missing metadata" },
-        { "\"hidden_size\":\"16\"", "\"hidden_size\":\"1x\"", "not a number", "non-numeric metadata" },
-        { "\"hidden_size\":\"16\"", "\"hidden_size\":\"32\"", "shape", "metadata disagrees with shapes" },
-        { "\"num_hidden_layers\":\"2\"", "\"num_hidden_layers\":\"1\"", "unexpected tensor", "fewer layers than tensors" },
-        { "\"shape\":[13,16]", "\"shape\":[16,13]", "expected [13, 16]", "transposed shape" },
-        { "\"data_offsets\":[0,", "\"data_offsets\":[4,", NULL, "shifted offsets" },
-        { "{\"__metadata__\"", "[\"__metadata__\"", "malformed JSON", "array header" },
-        { "\"dtype\"", "\"dtyp\\u0065\"", NULL, "escaped key (valid JSON, same meaning)" },
+    struct {
+        const char *from, *to, *needle, *what;
+    } edits[] = {
+        {"\"dtype\":\"F32\"", "\"dtype\":\"F16\"", "only F32", "wrong dtype"},
+        {"\"dtype\":\"F32\"", "\"dtype\":\"BF16\"", "only F32", "wrong dtype BF16"},
+        {"model.norm.weight", "model.nrm.weight", "unexpected tensor", "renamed tensor"},
+        {"\"position_encoding\":\"learned\"", "\"position_encoding\":\"spiral\"", "unknown position_encoding",
+         "bad encoding"},
+        {"\"position_encoding\":\"learned\"", "\"positional_encoding\":\"learned\"", "position_encoding",
+         "missing metadata"},
+        {"\"hidden_size\":\"16\"", "\"hidden_size\":\"1x\"", "not a number", "non-numeric metadata"},
+        {"\"hidden_size\":\"16\"", "\"hidden_size\":\"32\"", "shape", "metadata disagrees with shapes"},
+        {"\"num_hidden_layers\":\"2\"", "\"num_hidden_layers\":\"1\"", "unexpected tensor",
+         "fewer layers than tensors"},
+        {"\"shape\":[13,16]", "\"shape\":[16,13]", "expected [13, 16]", "transposed shape"},
+        {"\"data_offsets\":[0,", "\"data_offsets\":[4,", NULL, "shifted offsets"},
+        {"{\"__metadata__\"", "[\"__metadata__\"", "malformed JSON", "array header"},
+        {"\"dtype\"", "\"dtyp\\u0065\"", NULL, "escaped key (valid JSON, same meaning)"},
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         size_t n2;
@@ -303,17 +317,20 @@ static void test_safetensors(void) {
     /* missing tensor: drop the final norm's entry and its 64 bytes at the end of the data */
     {
         char json[512];
-        snprintf(json, sizeof json, "{\"__metadata__\":{\"position_encoding\":\"none\",\"vocab_size\":\"4\",\"hidden_size\":\"2\","
-                 "\"num_hidden_layers\":\"1\",\"num_attention_heads\":\"1\",\"intermediate_size\":\"2\","
-                 "\"max_position_embeddings\":\"4\",\"rope_theta\":\"10000\",\"rms_norm_eps\":\"1e-5\",\"embedding_multiplier\":\"1\"},"
-                 "\"model.embed_tokens.weight\":{\"dtype\":\"F32\",\"shape\":[4,2],\"data_offsets\":[0,32]}}");
+        snprintf(
+            json, sizeof json,
+            "{\"__metadata__\":{\"position_encoding\":\"none\",\"vocab_size\":\"4\",\"hidden_size\":\"2\","
+            "\"num_hidden_layers\":\"1\",\"num_attention_heads\":\"1\",\"intermediate_size\":\"2\","
+            "\"max_position_embeddings\":\"4\",\"rope_theta\":\"10000\",\"rms_norm_eps\":\"1e-5\",\"embedding_multiplier\":\"1\"},"
+            "\"model.embed_tokens.weight\":{\"dtype\":\"F32\",\"shape\":[4,2],\"data_offsets\":[0,32]}}");
         size_t n3;
         uint8_t *f3 = raw_file(json, 32, &n3);
         expect_reject(f3, n3, "missing tensors", "missing tensor 'model.layers.0.input_layernorm.weight'");
         free(f3);
         /* overlap and holes */
-        snprintf(json, sizeof json, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                                    "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}");
+        snprintf(json, sizeof json,
+                 "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                 "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}");
         f3 = raw_file(json, 12, &n3);
         expect_reject(f3, n3, "overlapping tensors", "overlap");
         free(f3);
@@ -329,7 +346,8 @@ static void test_safetensors(void) {
         f3 = raw_file(json, 8, &n3);
         expect_reject(f3, n3, "unknown key in a tensor", "unknown key");
         free(f3);
-        snprintf(json, sizeof json, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,99999999999999999999999]}}");
+        snprintf(json, sizeof json,
+                 "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,99999999999999999999999]}}");
         f3 = raw_file(json, 8, &n3);
         expect_reject(f3, n3, "offset overflow", "overflow");
         free(f3);
@@ -384,7 +402,8 @@ static void test_safetensors(void) {
         bad = tiny_config(PE_MODEL_POS_ROPE, 2);
         bad.max_position_embeddings = PE_MODEL_MAX_POSITIONS + 1;
         CHECK_STATUS(pe__model_resolve(&out, &bad, msg), PE_ERR_SHAPE);
-        CHECK(strcmp(msg, "config: max_position_embeddings must be in [1, 16777216], got 16777217") == 0, "message: %s", msg);
+        CHECK(strcmp(msg, "config: max_position_embeddings must be in [1, 16777216], got 16777217") == 0, "message: %s",
+              msg);
         bad = tiny_config(PE_MODEL_POS_ROPE, 2);
         bad.hidden_size = 18; /* head_dim 9 */
         CHECK_STATUS(pe__model_resolve(&out, &bad, msg), PE_ERR_SHAPE);
@@ -407,7 +426,8 @@ static void test_safetensors(void) {
     for (int it = 0; it < 400; it++) {
         uint8_t *t = (uint8_t *)malloc(n);
         memcpy(t, file, n);
-        for (int k = 0; k < 1 + (int)(it % 3); k++) t[8 + pe__rng_below(&r, (uint32_t)hlen)] = (uint8_t)pe__rng_below(&r, 256);
+        for (int k = 0; k < 1 + (int)(it % 3); k++)
+            t[8 + pe__rng_below(&r, (uint32_t)hlen)] = (uint8_t)pe__rng_below(&r, 256);
         char msg[PE_MODEL_MESSAGE_SIZE];
         pe_status s = try_load(t, n, msg);
         if (s != PE_OK) {
@@ -438,7 +458,8 @@ static void test_rope_scalings(void) {
     CHECK(fabs(rope.inv_freq[1] * 4 - tr.m.rope.inv_freq[1]) < 1e-15, "linear divides inv_freq by the factor");
     CHECK_STATUS(pe_model_rope(&rope, &tr.m, PE_MODEL_ROPE_NTK, 4), PE_OK);
     /* d = 8: base' = 100 * 4^(8/6); the lowest frequency base'^(-6/8) = 100^(-6/8) / 4 */
-    CHECK(fabs(rope.inv_freq[3] - pow(100.0, -0.75) / 4) < 1e-12, "NTK: lowest frequency interpolated by 4 (%g)", rope.inv_freq[3]);
+    CHECK(fabs(rope.inv_freq[3] - pow(100.0, -0.75) / 4) < 1e-12, "NTK: lowest frequency interpolated by 4 (%g)",
+          rope.inv_freq[3]);
     CHECK(rope.inv_freq[0] == 1.0, "NTK keeps the highest frequency");
     CHECK_STATUS(pe_model_rope(&rope, &tr.m, PE_MODEL_ROPE_DYNAMIC, 2), PE_OK);
     CHECK_STATUS(pe_model_rope(&rope, &tr.m, PE_MODEL_ROPE_YARN, 4), PE_OK);
@@ -497,7 +518,7 @@ static uint8_t *short_run(int32_t task_id, int32_t pos, size_t *n, double *first
     *first = pe__trainer_loss(&tr, tok, tg, 0, NULL, NULL);
     pe__train_run(&tr, &task, &o);
     *last = pe__trainer_loss(&tr, tok, tg, 0, NULL, NULL);
-    pe__buf b = { 0 };
+    pe__buf b = {0};
     pe__safetensors_write(&b, &tr.m.config, tr.t, tr.nt, tr.w, NULL);
     *n = b.len;
     pe__trainer_free(&tr);
@@ -540,9 +561,10 @@ static void test_tasks(void) {
     CHECK(in[0] == 0, "copy: starts with '.'");
     pe__task_free(&t);
     CHECK(pe__task_make(&t, PE__TASK_LM, 1, 50000), "lm task");
-    int counts[32] = { 0 };
+    int counts[32] = {0};
     for (size_t i = 0; i < t.n_corpus; i++) counts[t.corpus[i]]++;
-    CHECK(counts[0] > 5000 && counts[t.vocab_size - 1] > 100, "lm: spaces %d, newlines %d", counts[0], counts[t.vocab_size - 1]);
+    CHECK(counts[0] > 5000 && counts[t.vocab_size - 1] > 100, "lm: spaces %d, newlines %d", counts[0],
+          counts[t.vocab_size - 1]);
     pe__task t2;
     pe__task_make(&t2, PE__TASK_LM, 1, 50000);
     CHECK(memcmp(t.corpus, t2.corpus, 50000) == 0, "lm corpus deterministic");

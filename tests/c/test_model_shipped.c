@@ -69,8 +69,11 @@ static void check_set_matches(const char *task_name) {
         char esc[600];
         size_t k = 0;
         for (int32_t i = 0; i <= T; i++) {
-            if (want[i] == '\n') { esc[k++] = '\\'; esc[k++] = 'n'; }
-            else esc[k++] = want[i];
+            if (want[i] == '\n') {
+                esc[k++] = '\\';
+                esc[k++] = 'n';
+            } else
+                esc[k++] = want[i];
         }
         esc[k] = 0;
         const char *f = strstr(at, esc);
@@ -101,7 +104,9 @@ static void check_model(const char *name) {
     char *cfg = read_text(path);
     CHECK(cfg != NULL, "%s missing", path);
     if (st != PE_OK || !cfg) {
-        free(w); free(file); free(cfg);
+        free(w);
+        free(file);
+        free(cfg);
         return;
     }
     const char *task_name = strncmp(name, "lm-", 3) == 0 ? "lm" : "copy";
@@ -110,14 +115,19 @@ static void check_model(const char *name) {
     pe__task_make(&ev, task.id, PE__EVAL_SEED, task.id == PE__TASK_LM ? 16u * 1024 * 64 + 2 : 0);
     CHECK(m.config.max_position_embeddings == task.train_len, "%s: training length", name);
     double rec_loss = -1, rec_acc = -1, rec_targets = -1;
-    CHECK(json_number(cfg, "\"in_distribution\"", "loss", &rec_loss) && json_number(cfg, "\"in_distribution\"", "accuracy", &rec_acc) &&
-          json_number(cfg, "\"in_distribution\"", "targets", &rec_targets), "%s: config.json lacks posenc.evaluation.in_distribution", name);
+    CHECK(json_number(cfg, "\"in_distribution\"", "loss", &rec_loss) &&
+              json_number(cfg, "\"in_distribution\"", "accuracy", &rec_acc) &&
+              json_number(cfg, "\"in_distribution\"", "targets", &rec_targets),
+          "%s: config.json lacks posenc.evaluation.in_distribution", name);
     pe__eval_result r;
-    CHECK(pe__evaluate(&r, &m, NULL, &task, &ev, task.train_len, (int64_t)PE__CHECK_SEQUENCES * task.train_len, 0), "%s: evaluate", name);
-    CHECK((double)r.n_scored == rec_targets, "%s: %lld targets, config says %g", name, (long long)r.n_scored, rec_targets);
-    CHECK(fabs(r.loss - rec_loss) <= 1e-4 * fmax(1.0, rec_loss), "%s: loss %.9g, config.json records %.9g", name, r.loss, rec_loss);
-    CHECK(fabs(r.accuracy - rec_acc) <= 1.0 / (double)r.n_scored + 1e-12, "%s: accuracy %.9g, config.json records %.9g", name,
-          r.accuracy, rec_acc);
+    CHECK(pe__evaluate(&r, &m, NULL, &task, &ev, task.train_len, (int64_t)PE__CHECK_SEQUENCES * task.train_len, 0),
+          "%s: evaluate", name);
+    CHECK((double)r.n_scored == rec_targets, "%s: %lld targets, config says %g", name, (long long)r.n_scored,
+          rec_targets);
+    CHECK(fabs(r.loss - rec_loss) <= 1e-4 * fmax(1.0, rec_loss), "%s: loss %.9g, config.json records %.9g", name,
+          r.loss, rec_loss);
+    CHECK(fabs(r.accuracy - rec_acc) <= 1.0 / (double)r.n_scored + 1e-12, "%s: accuracy %.9g, config.json records %.9g",
+          name, r.accuracy, rec_acc);
     /* logits.json: the trainer's (-O3) logits of the first check sequence's prefix */
     snprintf(path, sizeof path, MODELS "/%s/logits.json", name);
     char *lj = read_text(path);
@@ -125,7 +135,8 @@ static void check_model(const char *name) {
     if (lj) {
         const char *p = strstr(lj, "\"logits\": [");
         const int32_t P = task.train_len < 32 ? task.train_len : 32, V = m.config.vocab_size;
-        int32_t *in = (int32_t *)malloc((size_t)task.train_len * sizeof(int32_t)), *tg = (int32_t *)malloc((size_t)task.train_len * sizeof(int32_t));
+        int32_t *in = (int32_t *)malloc((size_t)task.train_len * sizeof(int32_t)),
+                *tg = (int32_t *)malloc((size_t)task.train_len * sizeof(int32_t));
         pe__check_sequence(&task, &ev, 0, task.train_len, in, tg);
         size_t ns;
         pe_model_scratch_size(&ns, &m, P);
@@ -147,9 +158,13 @@ static void check_model(const char *name) {
         }
         CHECK(count == P * V, "%s: %d logits, expected %d", path, count, P * V);
         CHECK(md <= 1e-4, "%s: logits differ from the trainer's by %g", name, md);
-        printf("%-16s loss %.4f accuracy %6.2f%% (%lld targets) as recorded; logits within %.1e of the trainer's\n", name, r.loss,
-               100 * r.accuracy, (long long)r.n_scored, md);
-        free(in); free(tg); free(scratch); free(logits); free(lj);
+        printf("%-16s loss %.4f accuracy %6.2f%% (%lld targets) as recorded; logits within %.1e of the trainer's\n",
+               name, r.loss, 100 * r.accuracy, (long long)r.n_scored, md);
+        free(in);
+        free(tg);
+        free(scratch);
+        free(logits);
+        free(lj);
     }
     pe__task_free(&task);
     pe__task_free(&ev);
@@ -193,7 +208,12 @@ static int dump_logits(const char *name) {
         for (int32_t i = 0; i < P * V; i++) printf("%s%.9g", i ? "," : "", (double)logits[i]);
         printf("]}\n");
     }
-    free(in); free(tg); free(scratch); free(logits); free(w); free(file);
+    free(in);
+    free(tg);
+    free(scratch);
+    free(logits);
+    free(w);
+    free(file);
     pe__task_free(&task);
     pe__task_free(&ev);
     return ok ? 0 : 1;
@@ -201,8 +221,8 @@ static int dump_logits(const char *name) {
 
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--logits") == 0) return dump_logits(argv[2]);
-    static const char *const tasks[] = { "copy", "lm" };
-    static const char *const pes[] = { "none", "sinusoidal", "learned", "rope", "alibi" };
+    static const char *const tasks[] = {"copy", "lm"};
+    static const char *const pes[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
     for (int t = 0; t < 2; t++) {
         check_set_matches(tasks[t]);
         for (int p = 0; p < 5; p++) {

@@ -7,10 +7,14 @@
 #include <string.h>
 
 /* pe_rope_apply with the shape and flags as arguments (the tests' tables read better so) */
-static pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch,
-                            int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
-    const pe_rope_apply_config ac = {.batch = batch, .seq = seq, .heads = heads, .layout = layout,
-                                     .per_batch_rows = per_batch_rows, .rotation = rotation};
+static pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch, int32_t seq,
+                            int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
+    const pe_rope_apply_config ac = {.batch = batch,
+                                     .seq = seq,
+                                     .heads = heads,
+                                     .layout = layout,
+                                     .per_batch_rows = per_batch_rows,
+                                     .rotation = rotation};
     return pe_rope_apply(rope, x, cs, sn, &ac);
 }
 
@@ -36,34 +40,76 @@ static void test_validation(void) {
     for (size_t i = 0; i < sizeof bad_heads / sizeof *bad_heads; i++)
         CHECK_STATUS(init_with(base_config(bad_heads[i])), PE_ERR_HEAD_DIM);
 
-    c = base_config(64); c.rotary_dim = 33; CHECK_STATUS(init_with(c), PE_ERR_ROTARY_DIM);
-    c = base_config(64); c.rotary_dim = 66; CHECK_STATUS(init_with(c), PE_ERR_ROTARY_DIM);
-    c = base_config(64); c.rotary_dim = -2; CHECK_STATUS(init_with(c), PE_ERR_ROTARY_DIM);
-    c = base_config(64); c.base = -1.0; CHECK_STATUS(init_with(c), PE_ERR_BASE);
-    c = base_config(64); c.base = NAN; CHECK_STATUS(init_with(c), PE_ERR_BASE);
-    c = base_config(64); c.base = INFINITY; CHECK_STATUS(init_with(c), PE_ERR_BASE);
-    c = base_config(64); c.type = 99; CHECK_STATUS(init_with(c), PE_ERR_ROPE_TYPE);
-    c = base_config(64); c.type = -1; CHECK_STATUS(init_with(c), PE_ERR_ROPE_TYPE);
-    c = base_config(64); c.pairing = 2; CHECK_STATUS(init_with(c), PE_ERR_PAIRING);
-    c = base_config(64); c.type = PE_ROPE_LINEAR; CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD);
-    c.factor = -2.0; CHECK_STATUS(init_with(c), PE_ERR_FACTOR);
-    c.factor = 2.0; CHECK_STATUS(init_with(c), PE_OK);
-    c = base_config(64); c.type = PE_ROPE_DYNAMIC; c.factor = 2.0; CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD);
-    c.max_position_embeddings = 2048; CHECK_STATUS(init_with(c), PE_OK);
-    c = base_config(64); c.type = PE_ROPE_YARN; CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD);
-    c.original_max_position_embeddings = 4096; CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD); /* no factor, no max */
-    c.factor = 4.0; CHECK_STATUS(init_with(c), PE_OK);
-    c.base = 1.0; CHECK_STATUS(init_with(c), PE_ERR_BASE);
-    c = base_config(64); c.type = PE_ROPE_LLAMA3; c.factor = 8; c.low_freq_factor = 1;
+    c = base_config(64);
+    c.rotary_dim = 33;
+    CHECK_STATUS(init_with(c), PE_ERR_ROTARY_DIM);
+    c = base_config(64);
+    c.rotary_dim = 66;
+    CHECK_STATUS(init_with(c), PE_ERR_ROTARY_DIM);
+    c = base_config(64);
+    c.rotary_dim = -2;
+    CHECK_STATUS(init_with(c), PE_ERR_ROTARY_DIM);
+    c = base_config(64);
+    c.base = -1.0;
+    CHECK_STATUS(init_with(c), PE_ERR_BASE);
+    c = base_config(64);
+    c.base = NAN;
+    CHECK_STATUS(init_with(c), PE_ERR_BASE);
+    c = base_config(64);
+    c.base = INFINITY;
+    CHECK_STATUS(init_with(c), PE_ERR_BASE);
+    c = base_config(64);
+    c.type = 99;
+    CHECK_STATUS(init_with(c), PE_ERR_ROPE_TYPE);
+    c = base_config(64);
+    c.type = -1;
+    CHECK_STATUS(init_with(c), PE_ERR_ROPE_TYPE);
+    c = base_config(64);
+    c.pairing = 2;
+    CHECK_STATUS(init_with(c), PE_ERR_PAIRING);
+    c = base_config(64);
+    c.type = PE_ROPE_LINEAR;
     CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD);
-    c.high_freq_factor = 4; c.original_max_position_embeddings = 8192; CHECK_STATUS(init_with(c), PE_OK);
-    c.high_freq_factor = 1; CHECK_STATUS(init_with(c), PE_ERR_FIELD_VALUE);
+    c.factor = -2.0;
+    CHECK_STATUS(init_with(c), PE_ERR_FACTOR);
+    c.factor = 2.0;
+    CHECK_STATUS(init_with(c), PE_OK);
+    c = base_config(64);
+    c.type = PE_ROPE_DYNAMIC;
+    c.factor = 2.0;
+    CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD);
+    c.max_position_embeddings = 2048;
+    CHECK_STATUS(init_with(c), PE_OK);
+    c = base_config(64);
+    c.type = PE_ROPE_YARN;
+    CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD);
+    c.original_max_position_embeddings = 4096;
+    CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD); /* no factor, no max */
+    c.factor = 4.0;
+    CHECK_STATUS(init_with(c), PE_OK);
+    c.base = 1.0;
+    CHECK_STATUS(init_with(c), PE_ERR_BASE);
+    c = base_config(64);
+    c.type = PE_ROPE_LLAMA3;
+    c.factor = 8;
+    c.low_freq_factor = 1;
+    CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD);
+    c.high_freq_factor = 4;
+    c.original_max_position_embeddings = 8192;
+    CHECK_STATUS(init_with(c), PE_OK);
+    c.high_freq_factor = 1;
+    CHECK_STATUS(init_with(c), PE_ERR_FIELD_VALUE);
 
     double short_f[4] = {1, 1, 1, 1}, long_f[4] = {1, 2, 3, -4};
-    c = base_config(8); c.type = PE_ROPE_LONGROPE; c.original_max_position_embeddings = 4096;
+    c = base_config(8);
+    c.type = PE_ROPE_LONGROPE;
+    c.original_max_position_embeddings = 4096;
     CHECK_STATUS(init_with(c), PE_ERR_MISSING_FIELD);
-    c.short_factor = short_f; c.long_factor = long_f; CHECK_STATUS(init_with(c), PE_ERR_FACTOR);
-    long_f[3] = 4; CHECK_STATUS(init_with(c), PE_OK);
+    c.short_factor = short_f;
+    c.long_factor = long_f;
+    CHECK_STATUS(init_with(c), PE_ERR_FACTOR);
+    long_f[3] = 4;
+    CHECK_STATUS(init_with(c), PE_OK);
 
     for (int s = 0; s < PE_STATUS_COUNT; s++) CHECK(strlen(pe_status_string((pe_status)s)) > 0, "status %d", s);
     CHECK(strcmp(pe_status_string((pe_status)1000), "unknown status") == 0, "out-of-range status");
@@ -84,7 +130,10 @@ static void test_inv_freq(void) {
     CHECK_STATUS(pe_rope_inv_freq(f, &att, &rope, -1), PE_ERR_SEQ_LEN);
 
     /* dynamic: unchanged up to max_position_embeddings, base grows past it (lower frequencies) */
-    c = base_config(64); c.type = PE_ROPE_DYNAMIC; c.factor = 2; c.max_position_embeddings = 2048;
+    c = base_config(64);
+    c.type = PE_ROPE_DYNAMIC;
+    c.factor = 2;
+    c.max_position_embeddings = 2048;
     CHECK_STATUS(pe_rope_init(&rope, &c), PE_OK);
     double at_max[32], past[32];
     pe_rope_inv_freq(at_max, NULL, &rope, 2048);
@@ -95,13 +144,18 @@ static void test_inv_freq(void) {
 
     /* longrope switches to the long factors strictly past the original context */
     double short_f[4] = {1, 1, 1, 1}, long_f[4] = {1, 2, 4, 8};
-    c = base_config(8); c.type = PE_ROPE_LONGROPE; c.original_max_position_embeddings = 4096;
-    c.max_position_embeddings = 4 * 4096; c.short_factor = short_f; c.long_factor = long_f;
+    c = base_config(8);
+    c.type = PE_ROPE_LONGROPE;
+    c.original_max_position_embeddings = 4096;
+    c.max_position_embeddings = 4 * 4096;
+    c.short_factor = short_f;
+    c.long_factor = long_f;
     CHECK_STATUS(pe_rope_init(&rope, &c), PE_OK);
     double at[4], over[4];
     pe_rope_inv_freq(at, &att, &rope, 4096);
     pe_rope_inv_freq(over, NULL, &rope, 4097);
-    CHECK(at[3] == pow(10000.0, -6.0 / 8) && fabs(over[3] - at[3] / 8) < 1e-18, "longrope switch %g %g", at[3], over[3]);
+    CHECK(at[3] == pow(10000.0, -6.0 / 8) && fabs(over[3] - at[3] / 8) < 1e-18, "longrope switch %g %g", at[3],
+          over[3]);
     CHECK(fabs(att - sqrt(1 + log(4.0) / log(4096.0))) < 1e-15, "longrope attention factor %g", att);
 }
 
@@ -127,7 +181,9 @@ static void test_cos_sin_precision(void) {
     printf("  cos/sin vs libm (double angle), positions to 2^31-1: worst %.3g\n", worst);
 
     /* attention scaling multiplies both tables */
-    c.type = PE_ROPE_YARN; c.factor = 4; c.original_max_position_embeddings = 4096;
+    c.type = PE_ROPE_YARN;
+    c.factor = 4;
+    c.original_max_position_embeddings = 4096;
     CHECK_STATUS(pe_rope_init(&rope, &c), PE_OK);
     CHECK_STATUS(pe_rope_cos_sin(cs, sn, &rope, positions, 1, PE_SEQ_LEN_NONE, 1.0), PE_OK);
     CHECK(fabs(cs[0] - (0.1 * log(4.0) + 1)) < 1e-6 && sn[0] == 0.0f, "yarn scaled cos(0) %g", cs[0]);
@@ -149,7 +205,8 @@ static void reference_apply(double *x, const pe_rope *rope, const int32_t *posit
     for (int32_t b = 0; b < batch; b++)
         for (int32_t s = 0; s < seq; s++)
             for (int32_t h = 0; h < heads; h++) {
-                double *row = x + (bhsd ? (((size_t)b * heads + h) * seq + s) : (((size_t)b * seq + s) * heads + h)) * d;
+                double *row =
+                    x + (bhsd ? (((size_t)b * heads + h) * seq + s) : (((size_t)b * seq + s) * heads + h)) * d;
                 double pos = positions[per_batch ? b * seq + s : s];
                 for (int32_t i = 0; i < n; i++) {
                     double ang = pos * rope->inv_freq[i], c = cos(ang) * scale, sn = sin(ang) * scale;
@@ -170,9 +227,16 @@ static void test_apply_random(void) {
         pe_rope_config c = base_config(2 * pe_rng_int(&rng, 1, 128));
         c.rotary_dim = 2 * pe_rng_int(&rng, 1, c.head_dim / 2);
         c.pairing = pe_rng_int(&rng, 0, 1);
-        if (t % 3 == 1) { c.type = PE_ROPE_YARN; c.factor = 8; c.original_max_position_embeddings = 2048; }
+        if (t % 3 == 1) {
+            c.type = PE_ROPE_YARN;
+            c.factor = 8;
+            c.original_max_position_embeddings = 2048;
+        }
         pe_rope rope;
-        if (pe_rope_init(&rope, &c) != PE_OK) { CHECK(0, "init failed"); continue; }
+        if (pe_rope_init(&rope, &c) != PE_OK) {
+            CHECK(0, "init failed");
+            continue;
+        }
         int32_t batch = pe_rng_int(&rng, 1, 3), seq = pe_rng_int(&rng, 1, 9), heads = pe_rng_int(&rng, 1, 7);
         int bhsd = pe_rng_int(&rng, 0, 1), per_batch = pe_rng_int(&rng, 0, 1);
         int32_t rows = per_batch ? batch * seq : seq, n = rope.n_freq;
@@ -204,7 +268,12 @@ static void test_apply_random(void) {
         for (size_t i = 0; i < len; i++) back = fmax(back, fabs(x[i] - x0[i]));
         worst_roundtrip = fmax(worst_roundtrip, back);
         cases++;
-        free(pos); free(x); free(x0); free(ref); free(cs); free(sn);
+        free(pos);
+        free(x);
+        free(x0);
+        free(ref);
+        free(cs);
+        free(sn);
     }
     /* inputs in [-1, 1): each output is two products of rounded float32 values */
     CHECK(worst < 1e-6, "apply vs reference worst abs err %g", worst);
@@ -242,10 +311,14 @@ static void test_zero_sizes(void) {
     CHECK_STATUS(pe_rope_cos_sin(cs, sn, &rope, neg, 0, PE_SEQ_LEN_FROM_POSITIONS, 1.0), PE_OK);
     CHECK_STATUS(pe_rope_cos_sin(NULL, NULL, &rope, NULL, 0, PE_SEQ_LEN_NONE, 1.0), PE_OK);
     pe_rope_apply_config ac = {0};
-    ac.batch = 0; ac.seq = 3; ac.heads = 2;
+    ac.batch = 0;
+    ac.seq = 3;
+    ac.heads = 2;
     CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, &ac), PE_OK);
     CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_OK);
-    ac.batch = 2; ac.seq = 0; ac.per_batch_rows = 1;
+    ac.batch = 2;
+    ac.seq = 0;
+    ac.per_batch_rows = 1;
     CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_OK);
     int untouched = 1;
     for (int i = 0; i < 8; i++) untouched &= x[i] == 7;
@@ -253,9 +326,11 @@ static void test_zero_sizes(void) {
     CHECK(untouched, "rope wrote with a zero count");
     ac.heads = 0;
     CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_ERR_HEADS);
-    ac.heads = 1; ac.layout = 5;
+    ac.heads = 1;
+    ac.layout = 5;
     CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_ERR_LAYOUT);
-    ac.layout = 0; ac.rotation = 2;
+    ac.layout = 0;
+    ac.rotation = 2;
     CHECK_STATUS(pe_rope_apply(&rope, NULL, NULL, NULL, &ac), PE_ERR_FIELD_VALUE);
     CHECK_STATUS(pe_rope_apply(&rope, x, cs, sn, NULL), PE_ERR_NULL);
 }

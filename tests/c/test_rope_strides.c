@@ -7,7 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { B = 2, S = 5, H = 3, KV = 2, D = 12 };
+enum {
+    B = 2,
+    S = 5,
+    H = 3,
+    KV = 2,
+    D = 12
+};
 
 static pe_rope make_rope(int32_t pairing, int32_t rotary_dim) {
     pe_rope rope;
@@ -42,8 +48,8 @@ static void gather(float *dense, const float *view, int64_t off, int64_t sb, int
 static int same_bits(const float *a, const float *b, size_t n) { return memcmp(a, b, sizeof(float) * n) == 0; }
 
 /* Rotates the view and a dense copy with the same tables; compares, and checks the rest of buf is as it was. */
-static void check_view(const pe_rope *rope, const float *cs, const float *sn, float *buf, const float *buf0, size_t n_buf,
-                       int heads, int64_t off, pe_strides st, int32_t rotation, const char *what) {
+static void check_view(const pe_rope *rope, const float *cs, const float *sn, float *buf, const float *buf0,
+                       size_t n_buf, int heads, int64_t off, pe_strides st, int32_t rotation, const char *what) {
     float dense[B * S * H * D], got[B * S * H * D];
     gather(dense, buf, off, st.batch, st.seq, st.heads, heads);
     pe_rope_apply_config dc = {.batch = B, .seq = S, .heads = heads, .per_batch_rows = 1, .rotation = rotation};
@@ -60,8 +66,8 @@ static void check_view(const pe_rope *rope, const float *cs, const float *sn, fl
     for (int b = 0; b < B; b++)
         for (int s = 0; s < S; s++)
             for (int h = 0; h < heads; h++)
-                memcpy(want + off + b * st.batch + s * st.seq + h * st.heads, dense + ((size_t)(b * S + s) * heads + h) * D,
-                       sizeof(float) * D);
+                memcpy(want + off + b * st.batch + s * st.seq + h * st.heads,
+                       dense + ((size_t)(b * S + s) * heads + h) * D, sizeof(float) * D);
     CHECK(same_bits(buf, want, n_buf), "%s: only the view changed", what);
     free(want);
 }
@@ -75,7 +81,10 @@ static void test_fused_and_cache(void) {
             tables(&rope, cs, sn);
 
             /* per-token fused QKV [B, S, (H + 2 KV) D]: q at 0, k at H D */
-            enum { W = (H + 2 * KV) * D, N1 = B * S * W };
+            enum {
+                W = (H + 2 * KV) * D,
+                N1 = B * S * W
+            };
             float *buf = malloc(sizeof(float) * N1), *buf0 = malloc(sizeof(float) * N1);
             for (int i = 0; i < N1; i++) buf0[i] = buf[i] = pe_rng_float(&rng);
             const pe_strides tok = {.batch = (int64_t)S * W, .seq = W, .heads = D};
@@ -86,7 +95,9 @@ static void test_fused_and_cache(void) {
             free(buf0);
 
             /* per-head fused [B, S, H, 3D]: q at 0, k at D */
-            enum { N2 = B * S * H * 3 * D };
+            enum {
+                N2 = B * S * H * 3 * D
+            };
             buf = malloc(sizeof(float) * N2);
             buf0 = malloc(sizeof(float) * N2);
             for (int i = 0; i < N2; i++) buf0[i] = buf[i] = pe_rng_float(&rng);
@@ -94,7 +105,10 @@ static void test_fused_and_cache(void) {
             check_view(&rope, cs, sn, buf, buf0, N2, H, D, head, rot, "fused per-head k");
 
             /* bhsd cache of C = 9 positions per head, S of them used: heads stride C D, seq stride D */
-            enum { C = 9, N3 = B * KV * C * D };
+            enum {
+                C = 9,
+                N3 = B * KV * C * D
+            };
             float *cache = malloc(sizeof(float) * N3), *cache0 = malloc(sizeof(float) * N3);
             for (int i = 0; i < N3; i++) cache0[i] = cache[i] = pe_rng_float(&rng);
             float dense[B * S * KV * D], got[B * S * KV * D];

@@ -19,12 +19,34 @@
 #error "simd.h gave no mapping for PE_NATIVE_SIMD=1"
 #endif
 
-static uint32_t fbits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
-static uint64_t dbits(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
-static float bitsf(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+static uint32_t fbits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+static uint64_t dbits(double x) {
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    return u;
+}
+static float bitsf(uint32_t u) {
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
 
-typedef union { pe_v128 v; float f[4]; int32_t i[4]; uint32_t u[4]; double d[2]; } lanes;
-static lanes L(pe_v128 v) { lanes l; memcpy(&l, &v, 16); return l; }
+typedef union {
+    pe_v128 v;
+    float f[4];
+    int32_t i[4];
+    uint32_t u[4];
+    double d[2];
+} lanes;
+static lanes L(pe_v128 v) {
+    lanes l;
+    memcpy(&l, &v, 16);
+    return l;
+}
 static pe_v128 V4f(const float *f) { return pe_f32x4_load(f); }
 static pe_v128 V4i(const int32_t *i) { return pe_i32x4_load(i); }
 static pe_v128 V2d(const double *d) { return pe_f64x2_load(d); }
@@ -33,15 +55,18 @@ static pe_v128 V2d(const double *d) { return pe_f64x2_load(d); }
 static int same_f(float got, float want) { return fbits(got) == fbits(want) || (got != got && want != want); }
 static int same_d(double got, double want) { return dbits(got) == dbits(want) || (got != got && want != want); }
 
-static const float F[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 3.0e38f, -3.0e38f, FLT_MAX,
-                          1e-45f, -1e-40f, 0x1p-126f, INFINITY, -INFINITY, 0x1.fffffep22f, 16777217.0f, 7.25f};
+static const float F[] = {0.0f,      -0.0f,    1.0f,      -1.0f,          0.5f,        -0.5f,  1.5f,
+                          2.5f,      -2.5f,    3.0e38f,   -3.0e38f,       FLT_MAX,     1e-45f, -1e-40f,
+                          0x1p-126f, INFINITY, -INFINITY, 0x1.fffffep22f, 16777217.0f, 7.25f};
 #define NF ((int)(sizeof F / sizeof F[0]))
 static float fval(int k) { return k < NF ? F[k] : (k == NF ? bitsf(0x7fc00000u) : bitsf(0xffa00001u)); } /* + NaNs */
 #define NFV (NF + 2)
 
-static const double D[] = {0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, 0x1p52 + 1, -0x1p52 - 1, 0x1p53,
-                           1e300, -1e300, INFINITY, -INFINITY, 2147483647.0, 2147483647.5, 2147483648.0,
-                           -2147483648.0, -2147483648.5, -2147483649.0, 1e-310, 123456.789, -0.0000001};
+static const double D[] = {0.0,           -0.0,          0.5,          -0.5,         1.5,
+                           -1.5,          2.5,           -2.5,         3.5,          0x1p52 + 1,
+                           -0x1p52 - 1,   0x1p53,        1e300,        -1e300,       INFINITY,
+                           -INFINITY,     2147483647.0,  2147483647.5, 2147483648.0, -2147483648.0,
+                           -2147483648.5, -2147483649.0, 1e-310,       123456.789,   -0.0000001};
 #define ND ((int)(sizeof D / sizeof D[0]))
 static double dval(int k) { return k < ND ? D[k] : (double)NAN; }
 #define NDV (ND + 1)
@@ -65,9 +90,12 @@ static int32_t ref_trunc_sat(double x) {
 static double ref_nearest(double x) { /* ties to even, sign of zero kept */
     if (!(fabs(x) < 0x1p52)) return x;
     double f = floor(x), d = x - f, r;
-    if (d < 0.5) r = f;
-    else if (d > 0.5) r = f + 1.0;
-    else r = fmod(f, 2.0) == 0.0 ? f : f + 1.0;
+    if (d < 0.5)
+        r = f;
+    else if (d > 0.5)
+        r = f + 1.0;
+    else
+        r = fmod(f, 2.0) == 0.0 ? f : f + 1.0;
     return r == 0.0 ? copysign(0.0, x) : r;
 }
 
@@ -76,7 +104,10 @@ static void test_f32_binary(void) {
     for (int a = 0; a < NFV; a++)
         for (int b0 = 0; b0 < NFV; b0 += 4) {
             float x[4], y[4];
-            for (int l = 0; l < 4; l++) { x[l] = fval(a); y[l] = fval((b0 + l) % NFV); }
+            for (int l = 0; l < 4; l++) {
+                x[l] = fval(a);
+                y[l] = fval((b0 + l) % NFV);
+            }
             lanes add = L(pe_f32x4_add(V4f(x), V4f(y))), sub = L(pe_f32x4_sub(V4f(x), V4f(y)));
             lanes mul = L(pe_f32x4_mul(V4f(x), V4f(y))), dv = L(pe_f32x4_div(V4f(x), V4f(y)));
             lanes mx = L(pe_f32x4_max(V4f(x), V4f(y))), pm = L(pe_f32x4_pmax(V4f(x), V4f(y)));

@@ -100,8 +100,10 @@ static size_t random_view(pe_rope_apply_config *ac, pe_rng *rng, int32_t D) {
     if (pe_rng_int(rng, 0, 2) == 0) return (size_t)(B * S * H * D);
     const int64_t g1 = pe_rng_int(rng, 0, 5), g2 = pe_rng_int(rng, 0, 9), g3 = pe_rng_int(rng, 0, 17);
     pe_strides *st = &ac->strides;
-    if (ac->layout == PE_LAYOUT_BHSD) st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
-    else st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
+    if (ac->layout == PE_LAYOUT_BHSD)
+        st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
+    else
+        st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
     ac->offset = pe_rng_int(rng, 0, 33);
     return (size_t)(ac->offset + (B - 1) * st->batch + (S - 1) * st->seq + (H - 1) * st->heads + D);
 }
@@ -142,8 +144,8 @@ static void test_rope(void) {
                         pos[(dc >= 0 ? dc : ds) / (long)nf], dc, ds);
         }
 
-        pe_rope_apply_config ac = {.batch = B, .seq = S, .heads = H, .layout = pe_rng_int(&rng, 0, 1),
-                                   .per_batch_rows = per_batch};
+        pe_rope_apply_config ac = {
+            .batch = B, .seq = S, .heads = H, .layout = pe_rng_int(&rng, 0, 1), .per_batch_rows = per_batch};
         ac.rotation = pe_rng_int(&rng, 0, 1);
         const int32_t layout = ac.layout;
         const size_t nx = random_view(&ac, &rng, (int32_t)D);
@@ -241,9 +243,11 @@ static void test_attention(void) {
         if (d_out >= 0) {
             out_diffs++;
             if (out_diffs <= 3)
-                fprintf(stderr, "  attention out differs: B %zu H %d/%d q %d k %d D %zu layout %d causal %d alibi %d"
-                        " rope %d at %ld: %a vs %a\n", B, cfg.heads, kvh, cfg.q_len, cfg.k_len, D, cfg.layout,
-                        cfg.causal, cfg.alibi_slopes != NULL, with_rope, d_out, o1[d_out], o2[d_out]);
+                fprintf(stderr,
+                        "  attention out differs: B %zu H %d/%d q %d k %d D %zu layout %d causal %d alibi %d"
+                        " rope %d at %ld: %a vs %a\n",
+                        B, cfg.heads, kvh, cfg.q_len, cfg.k_len, D, cfg.layout, cfg.causal, cfg.alibi_slopes != NULL,
+                        with_rope, d_out, o1[d_out], o2[d_out]);
         }
         w_diffs += d_w >= 0;
         cases++;

@@ -43,7 +43,10 @@ int main(void) {
             a[i] = (uint16_t)((i & 1) ? r : (r & 0x83ff) | (uint32_t)pe_rng_int(&rng, 0x3000, 0x4c00));
         }
         memcpy(b, a, 2 * total);
-        const pe_rope_apply_config ac = {.batch = B, .seq = S, .heads = H, .layout = pe_rng_int(&rng, 0, 1),
+        const pe_rope_apply_config ac = {.batch = B,
+                                         .seq = S,
+                                         .heads = H,
+                                         .layout = pe_rng_int(&rng, 0, 1),
                                          .rotation = pe_rng_int(&rng, 0, 1),
                                          .dtype = pe_rng_int(&rng, 0, 1) ? PE_DTYPE_BFLOAT16 : PE_DTYPE_FLOAT16};
         CHECK_STATUS(pe_rope_apply(&rope, a, cs, sn, &ac), PE_OK);
@@ -52,7 +55,8 @@ int main(void) {
         for (size_t i = 0; i < total; i++) {
             const int nan_a = (a[i] & 0x7fff) > inf, nan_b = (b[i] & 0x7fff) > inf;
             nans += nan_a && nan_b;
-            if ((nan_a != nan_b || (!nan_a && a[i] != b[i])) && differ++ < 5) fprintf(stderr, "case %d element %zu: scalar 0x%04x simd 0x%04x\n", k, i, a[i], b[i]);
+            if ((nan_a != nan_b || (!nan_a && a[i] != b[i])) && differ++ < 5)
+                fprintf(stderr, "case %d element %zu: scalar 0x%04x simd 0x%04x\n", k, i, a[i], b[i]);
         }
         results += (long)total;
         free(cs);

@@ -41,7 +41,10 @@ static double ref_pe(int variant, double base, int d, double p, int j) {
 
 static void test_golden(void) {
     golden_doc doc;
-    if (golden_load(&doc, "sinusoidal.json") != 0) { CHECK(0, "sinusoidal.json not loaded"); return; }
+    if (golden_load(&doc, "sinusoidal.json") != 0) {
+        CHECK(0, "sinusoidal.json not loaded");
+        return;
+    }
     golden_case c = {0};
     char variant[32], id[128];
     int n_cases = 0;
@@ -50,10 +53,16 @@ static void test_golden(void) {
         golden_string(&c, "id", id, sizeof id);
         int d = (int)golden_number(&c, "d_model", 0), n = (int)golden_number(&c, "num_positions", 0);
         pe_sinusoidal_config cfg = {0};
-        if (strcmp(variant, "interleaved") == 0) cfg.variant = PE_SINUSOIDAL_INTERLEAVED;
-        else if (strcmp(variant, "half_split") == 0) cfg.variant = PE_SINUSOIDAL_HALF;
-        else if (strcmp(variant, "tensor2tensor") == 0) cfg.variant = PE_SINUSOIDAL_TENSOR2TENSOR;
-        else { CHECK(0, "%s: unknown variant %s", id, variant); continue; }
+        if (strcmp(variant, "interleaved") == 0)
+            cfg.variant = PE_SINUSOIDAL_INTERLEAVED;
+        else if (strcmp(variant, "half_split") == 0)
+            cfg.variant = PE_SINUSOIDAL_HALF;
+        else if (strcmp(variant, "tensor2tensor") == 0)
+            cfg.variant = PE_SINUSOIDAL_TENSOR2TENSOR;
+        else {
+            CHECK(0, "%s: unknown variant %s", id, variant);
+            continue;
+        }
         if (!golden_is_null(&c, "padding_idx")) {
             cfg.use_padding_idx = 1;
             cfg.padding_idx = (int32_t)golden_number(&c, "padding_idx", 0);
@@ -130,7 +139,9 @@ static void test_formula(void) {
                     cfg.variant = v;
                     cfg.offset = offsets[oi];
                     cfg.base = bases[bi];
-                    enum { N = 4 };
+                    enum {
+                        N = 4
+                    };
                     float *out = malloc(sizeof(float) * N * (size_t)d);
                     pe_status st = pe_sinusoidal_table(out, N, d, &cfg);
                     if (v == PE_SINUSOIDAL_TENSOR2TENSOR && d < 4) {
@@ -151,7 +162,10 @@ static void test_formula(void) {
     CHECK(worst <= 1, "formula sweep: worst %lld ulps", (long long)worst);
     /* many positions against libm: the in-house double sin/cos rounds to the same float almost always */
     {
-        enum { D = 128, N = 2000 };
+        enum {
+            D = 128,
+            N = 2000
+        };
         float *out = malloc(sizeof(float) * N * D);
         long long mismatches = 0, total = 0;
         int64_t w2 = 0;
@@ -197,7 +211,10 @@ static void test_formula(void) {
     cfg.padding_idx = 1;
     pe_sinusoidal_table(t, 4, 8, &cfg);
     int zero = 1, nonzero = 0;
-    for (int j = 0; j < 8; j++) { zero &= t[8 + j] == 0.0f; nonzero |= t[16 + j] != 0.0f; }
+    for (int j = 0; j < 8; j++) {
+        zero &= t[8 + j] == 0.0f;
+        nonzero |= t[16 + j] != 0.0f;
+    }
     CHECK(zero && nonzero && t[1] == 0.0f && t[4] == 1.0f, "padding row zeroed");
 }
 
@@ -256,7 +273,9 @@ static void test_add(void) {
     memcpy(x, x0, sizeof(float) * n);
     CHECK_STATUS(pe_sinusoidal_add(x, pb, B, S, D, 1, &cfg), PE_ERR_POSITION);
     CHECK(memcmp(x, x0, sizeof(float) * n) == 0, "x untouched on error");
-    free(x); free(x0); free(tab);
+    free(x);
+    free(x0);
+    free(tab);
 }
 
 static void test_bad_input(void) {
@@ -267,15 +286,25 @@ static void test_bad_input(void) {
     CHECK_STATUS(pe_sinusoidal_table(out, 0, 0, NULL), PE_ERR_SHAPE); /* seq_len 0 alone: test_zero_sizes */
     CHECK_STATUS(pe_sinusoidal_table(out, 1, 0, NULL), PE_ERR_SHAPE);
     CHECK_STATUS(pe_sinusoidal_table(out, -1, 4, NULL), PE_ERR_SHAPE);
-    cfg.base = -2; CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_BASE);
-    cfg.base = NAN; CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_BASE);
-    cfg.base = INFINITY; CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_BASE);
-    cfg = (pe_sinusoidal_config){0}; cfg.variant = 3; CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_PAIRING);
-    cfg.variant = -1; CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_PAIRING);
-    cfg = (pe_sinusoidal_config){0}; cfg.offset = -1; CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_POSITION);
-    cfg.offset = INT32_MAX; CHECK_STATUS(pe_sinusoidal_table(out, 2, 4, &cfg), PE_ERR_SHAPE);
+    cfg.base = -2;
+    CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_BASE);
+    cfg.base = NAN;
+    CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_BASE);
+    cfg.base = INFINITY;
+    CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_BASE);
+    cfg = (pe_sinusoidal_config){0};
+    cfg.variant = 3;
+    CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_PAIRING);
+    cfg.variant = -1;
+    CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_PAIRING);
+    cfg = (pe_sinusoidal_config){0};
+    cfg.offset = -1;
+    CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_ERR_POSITION);
+    cfg.offset = INT32_MAX;
+    CHECK_STATUS(pe_sinusoidal_table(out, 2, 4, &cfg), PE_ERR_SHAPE);
     CHECK_STATUS(pe_sinusoidal_table(out, 1, 4, &cfg), PE_OK);
-    cfg = (pe_sinusoidal_config){0}; cfg.variant = PE_SINUSOIDAL_TENSOR2TENSOR;
+    cfg = (pe_sinusoidal_config){0};
+    cfg.variant = PE_SINUSOIDAL_TENSOR2TENSOR;
     CHECK_STATUS(pe_sinusoidal_table(out, 1, 3, &cfg), PE_ERR_SHAPE);
     CHECK_STATUS(pe_sinusoidal_add(NULL, pos, 1, 2, 4, 0, NULL), PE_ERR_NULL);
     CHECK_STATUS(pe_sinusoidal_add(out, pos, -1, 2, 4, 0, NULL), PE_ERR_SHAPE);

@@ -9,16 +9,16 @@
 
 static int pe_test_passed, pe_test_failed;
 
-#define CHECK(cond, ...)                                                                                   \
-    do {                                                                                                   \
-        if (cond) {                                                                                        \
-            pe_test_passed++;                                                                              \
-        } else {                                                                                           \
-            pe_test_failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                \
-            fprintf(stderr, __VA_ARGS__);                                                                  \
-            fputc('\n', stderr);                                                                           \
-        }                                                                                                  \
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (cond) {                                                         \
+            pe_test_passed++;                                               \
+        } else {                                                            \
+            pe_test_failed++;                                               \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+        }                                                                   \
     } while (0)
 
 #define CHECK_STATUS(expr, want)                                                                           \
@@ -34,9 +34,13 @@ static inline int pe_test_report(const char *name) {
 }
 
 /* xorshift64*: deterministic across platforms */
-typedef struct { uint64_t s; } pe_rng;
+typedef struct {
+    uint64_t s;
+} pe_rng;
 static inline uint64_t pe_rng_next(pe_rng *r) {
-    r->s ^= r->s >> 12; r->s ^= r->s << 25; r->s ^= r->s >> 27;
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
     return r->s * 0x2545F4914F6CDD1DULL;
 }
 /* uniform integer in [lo, hi] */
