@@ -1,5 +1,5 @@
-// rope-table.js — the cos/sin tables behind rope.apply: positions staged once, the per-rope table cache, and
-// the errors for positions the C core refused.
+// rope-table.js — the cos/sin tables behind rope.apply: positions staged once, the per-rope table cache, the
+// errors for positions the C core refused, and the table of one shift for rope.rerotate (rerotateTable).
 //
 // Each rope keeps the last cos/sin table that apply() built, in its own block of wasm memory, with the key it
 // was built for: the positions (a private copy of their values, or "the default 0 .. n-1"), their count, the
@@ -103,4 +103,24 @@ export function buildTable(st, where, name, positions, rows, seqLen, extra) {
   st.tabSeqLen = seqLen;
   st.tabExtra = extra;
   st.tabValid = true;
+}
+
+/**
+ * The table of a re-rotation by `delta`: `rows` equal rows for position |delta|, scaled by 1/a so that
+ * a * (1/a) = 1 (a pure rotation); a negative delta turns the other way (the caller picks the direction).
+ */
+export function rerotateTable(st, where, delta, rows, sl) {
+  const heap = st.ctx.heap;
+  const n = st.nFreq;
+  const posPtr = heap.scratch(SLOT.POS, 4);
+  heap.i32[posPtr >>> 2] = Math.abs(delta);
+  const cosPtr = heap.scratch(SLOT.COS, rows * n * 4, where, 'the cos table');
+  const sinPtr = heap.scratch(SLOT.SIN, rows * n * 4, where, 'the sin table');
+  const status = st.ctx.exports.pe_rope_cos_sin(cosPtr, sinPtr, st.ptr, posPtr, 1, sl, 1 / st.scale);
+  if (status !== 0) throw st.ctx.statusError(where, status);
+  const f32 = heap.f32;
+  for (const base of [cosPtr >>> 2, sinPtr >>> 2]) {
+    for (let have = 1; have < rows; have *= 2) f32.copyWithin(base + have * n, base, base + Math.min(have, rows - have) * n);
+  }
+  return { cosPtr, sinPtr };
 }

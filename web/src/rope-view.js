@@ -1,4 +1,5 @@
-// rope-view.js — shapes and strided views for rope.apply / rope.rerotate.
+// rope-view.js — layouts, shapes and strided views for rope.apply / rope.rerotate (the geometry; the strided
+// apply itself is rope-strided.js).
 //
 // Shapes: a named { batch, seq, heads, headDim } or an array in the tensor's own memory order, what x.shape
 // prints in PyTorch or ORT: [b, s, h, d] for 'bshd', [b, h, s, d] for 'bhsd'.
@@ -14,6 +15,9 @@
 
 import { checkInt, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import { MAX_TENSOR_LENGTH } from './memory.js';
+
+/** The memory orders of rope.apply / rope.rerotate (and the families that take their layout option). */
+export const LAYOUTS = Object.freeze(['bshd', 'bhsd']);
 
 const SHAPE_KEYS = knownKeys('batch', 'seq', 'heads', 'headDim');
 const STRIDE_KEYS = knownKeys('batch', 'seq', 'heads');

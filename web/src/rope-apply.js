@@ -1,0 +1,214 @@
+// rope-apply.js — the body of rope.apply(x, options), the call every decode step makes: its per-call option
+// checks and the dense path (x and k contiguous, float32 in place or staged, 16-bit data copied in and out).
+// Calls with strides or offsets go on to rope-strided.js. The Rope class (rope.js) checks that the rope is live
+// and passes its state here: a plain function call, nothing allocated for it.
+
+import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
+import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, stageFloat32, returnFloat32, float32Overlap } from './memory.js';
+import { readShape, LAYOUTS } from './rope-view.js';
+import { positionsLength, tableHit, buildTable } from './rope-table.js';
+import { mropeRows, buildMropeTable } from './mrope.js';
+import { resolveDtype, checkHalf, halfOverlap, halfIn, halfOut } from './rope-dtype.js';
+import { applyConfig } from './rope-apply-config.js';
+import { applyStrided } from './rope-strided.js';
+
+const APPLY = 'rope.apply';
+const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype', 'strides', 'offset', 'kStrides', 'kOffset');
+
+// The per-call key checks of the decode path: a switch over (interned) key strings costs a third of the Set
+// lookups of checkKnownKeys, which still names any key the switch does not know (and passes one it forgot).
+function checkApplyKeys(o) {
+  for (const key in o) {
+    switch (key) {
+      case 'shape':
+      case 'layout':
+      case 'positions':
+      case 'inverse':
+      case 'seqLen':
+      case 'k':
+      case 'kHeads':
+      case 'dtype':
+      case 'strides':
+      case 'offset':
+      case 'kStrides':
+      case 'kOffset':
+        continue;
+      default:
+        checkKnownKeys(APPLY, 'options', o, APPLY_KEYS);
+    }
+  }
+}
+
+// applyRope runs on every decode step, so its valid path is kept lean: each argument is tested inline
+// with plain comparisons, and messages (template strings, lists of allowed values) are built only when an
+// argument is wrong, by calling the same checks that name the argument and its bound. Nothing is allocated per
+// call in the steady state: no placement objects, no closures, no arrays of dimensions.
+
+/** A dimension: an integer in [1, INT32_MAX] (a number: no BigInt, no numeric string). */
+function isDim(v) {
+  return typeof v === 'number' && (v | 0) === v && v > 0;
+}
+
+/**
+ * rope.apply(x, options) for the state `st` of a live rope (see Rope.apply in rope.js): rotates x (and
+ * options.k) in place and returns x.
+ */
+export function applyRope(st, x, options) {
+  const heap = st.ctx.heap;
+  let o = options;
+  if (o === null || typeof o !== 'object' || Array.isArray(o) || ArrayBuffer.isView(o)) o = checkOptions(APPLY, 'options', o);
+  checkApplyKeys(o);
+
+  // layout first: an array shape is read in the layout's memory order
+  const l = o.layout;
+  const layout =
+    l === undefined || l === null || l === 'bshd'
+      ? st.layoutBshd
+      : l === 'bhsd'
+        ? st.layoutBhsd
+        : checkEnum(APPLY, 'options.layout', l, LAYOUTS); // throws
+  const bhsd = layout === st.layoutBhsd;
+
+  // shape: inline checks, each entry read once; readShape() names the bad entry when one fails, and reads
+  // the named form
+  const s = o.shape;
+  if (s === undefined) throw typeError(APPLY, 'options.shape must be [batch, seq, heads, headDim] (bshd) or [batch, heads, seq, headDim] (bhsd), or { batch, seq, heads, headDim }', undefined);
+  const D = st.headDim;
+  let B;
+  let S;
+  let H;
+  let d1;
+  let d2;
+  if (
+    s !== null &&
+    typeof s === 'object' &&
+    s.length === 4 &&
+    isDim((B = s[0])) &&
+    isDim((d1 = s[1])) &&
+    isDim((d2 = s[2])) &&
+    s[3] === D &&
+    B * d1 * d2 * D <= MAX_TENSOR_LENGTH
+  ) {
+    S = bhsd ? d2 : d1;
+    H = bhsd ? d1 : d2;
+  } else {
+    [B, S, H] = readShape(APPLY, s, D, bhsd);
+  }
+  const total = B * S * H * D;
+
+  const inv = o.inverse;
+  if (inv !== undefined && inv !== null && typeof inv !== 'boolean') throw typeError(APPLY, 'options.inverse must be a boolean', inv);
+  const inverse = inv === true;
+  const sq = o.seqLen;
+  const seqLen = sq === undefined || sq === null ? -1 : checkInt(APPLY, 'seqLen', sq, 0, Number.MAX_SAFE_INTEGER);
+
+  // k: same batch, seq, headDim and layout; kHeads heads (default: heads)
+  const k = o.k;
+  const hasK = k !== undefined && k !== null;
+  let kH = H;
+  const kh = o.kHeads;
+  if (kh !== undefined && kh !== null) {
+    if (!hasK) throw typeError(APPLY, 'options.kHeads is the head count of options.k; give options.k with it', kh);
+    if (!isDim(kh)) checkInt(APPLY, 'options.kHeads', kh, 1, INT32_MAX);
+    kH = kh;
+  }
+  const kTotal = B * S * kH * D;
+  if (hasK && kTotal > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${APPLY}: batch * seq * kHeads * headDim (the size of options.k) must be at most ${MAX_TENSOR_LENGTH}, got ${kTotal}`);
+  }
+
+  // strides / offsets: the strided path (rope-view.js), which checks each view against its array
+  const ks = o.kStrides;
+  const ko = o.kOffset;
+  if (!hasK && ((ks !== undefined && ks !== null) || (ko !== undefined && ko !== null))) {
+    throw typeError(APPLY, `options.${ks !== undefined && ks !== null ? 'kStrides' : 'kOffset'} describes options.k; give options.k with it`, ks ?? ko);
+  }
+  const xs = o.strides;
+  const xo = o.offset;
+  if (
+    (xs !== undefined && xs !== null) ||
+    (xo !== undefined && xo !== null) ||
+    (ks !== undefined && ks !== null) ||
+    (ko !== undefined && ko !== null)
+  ) {
+    const rotation = inverse ? st.rotateInverse : st.rotateForward;
+    return applyStrided(st, x, o, xs, xo, hasK ? k : null, ks, ko, B, S, H, kH, layout, bhsd, seqLen, inverse, rotation);
+  }
+
+  // x and k first: a view of wasm memory must be located before any allocation can detach it.
+  const dtype = resolveDtype(APPLY, o.dtype, x);
+  let xLoc = -1;
+  let kLoc = -1;
+  if (dtype !== 0) {
+    // 16-bit data are always copied in and out (rope-dtype.js)
+    checkHalf(APPLY, 'x', x, total, dtype);
+    if (hasK) {
+      checkHalf(APPLY, 'options.k', k, kTotal, dtype, 'batch * seq * kHeads * headDim');
+      if (halfOverlap(x, total, k, kTotal)) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
+    }
+  } else {
+    xLoc = locateFloat32(heap, x, total, APPLY, 'x');
+  }
+  if (hasK && dtype === 0) {
+    kLoc = locateFloat32(heap, k, kTotal, APPLY, 'options.k', 'batch * seq * kHeads * headDim');
+    if (float32Overlap(x, xLoc, total, k, kLoc, kTotal)) {
+      throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
+    }
+  }
+
+  // positions: length seq (shared by the batch) or batch * seq; values are checked when a table is built
+  const p = o.positions;
+  let rows = S;
+  let positions = null;
+  if (p !== undefined && p !== null && st.mrope !== null) {
+    // M-RoPE: three streams [t, h, w] of seq or batch * seq positions each
+    rows = mropeRows(APPLY, 'options.positions', p);
+    if (rows !== S && rows !== B * S) {
+      throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+    }
+    positions = p;
+  } else if (p !== undefined && p !== null) {
+    rows = positionsLength(APPLY, 'options.positions', p);
+    if (rows !== S && rows !== B * S) {
+      throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
+    }
+    positions = p;
+  }
+  if (rows * st.nFreq > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${APPLY}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${rows * st.nFreq}`);
+  }
+  // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
+  // inverse rotation divides the factor back out: inverse(apply(x)) == x.
+  const extra = inverse ? st.inverseScale : 1;
+  if (st.mrope !== null && positions !== null) {
+    if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  const cosPtr = st.tabPtr;
+  const sinPtr = cosPtr + st.tabCap * 4;
+
+  const ex = st.ctx.exports;
+  const perBatch = rows !== S ? 1 : 0;
+  const rotation = inverse ? st.rotateInverse : st.rotateForward;
+  let xPtr;
+  let kPtr = 0;
+  if (dtype === 0) {
+    xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
+    if (hasK) kPtr = stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY);
+  } else {
+    // both blocks first, then the copies: no allocation after a copy
+    xPtr = heap.scratch(SLOT.X, total * 2, APPLY, 'a copy of the 16-bit x');
+    if (hasK) kPtr = heap.scratch(SLOT.K, kTotal * 2, APPLY, 'a copy of the 16-bit options.k');
+    halfIn(heap, x, xPtr, total);
+    if (hasK) halfIn(heap, k, kPtr, kTotal);
+  }
+  let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype));
+  if (status !== 0) throw st.ctx.statusError(APPLY, status);
+  if (hasK) {
+    status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation, dtype));
+    if (status !== 0) throw st.ctx.statusError(APPLY, status);
+    if (dtype !== 0) halfOut(heap, k, kPtr, kTotal);
+    else if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
+  }
+  if (dtype !== 0) return halfOut(heap, x, xPtr, total);
+  return returnFloat32(heap, x, xLoc, xPtr, total);
+}

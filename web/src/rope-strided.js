@@ -1,0 +1,222 @@
+// rope-strided.js — rope.apply and rope.rerotate with strides / offsets: q and k rotated where they lie (a
+// fused QKV output, a bhsd KV cache with spare capacity). rope-view.js resolves and checks each view; this file
+// locates the arrays, stages the touched span of any array that is not in wasm memory (16-bit data always),
+// builds the table and runs the kernel with the view's strides (rope-apply-config.js). Kept apart from the
+// dense decode path (rope-apply.js), which never reaches it unless a call gives strides or offsets.
+
+import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Length } from './memory.js';
+import { viewBuffer, viewByteOffset, viewLength, typedArraySet } from './typed-arrays.js';
+import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
+import { positionsLength, tableHit, buildTable, rerotateTable } from './rope-table.js';
+import { mropeRows, buildMropeTable } from './mrope.js';
+import { resolveDtype, checkHalf } from './rope-dtype.js';
+import { stridedConfig, clearStrides } from './rope-apply-config.js';
+
+const APPLY = 'rope.apply';
+const X_NAMES = Object.freeze({ strides: 'options.strides', offset: 'options.offset', x: 'x' });
+const K_NAMES = Object.freeze({ strides: 'options.kStrides', offset: 'options.kOffset', x: 'options.k' });
+
+/**
+ * options.positions: length seq (shared by the batch) or batch * seq (M-RoPE: three such streams); values are
+ * checked when a table is built. Builds (or reuses) the rope's table for them; returns the row count.
+ */
+export function stridedTable(st, o, B, S, seqLen, extra) {
+  const p = o.positions;
+  let rows = S;
+  let positions = null;
+  if (p !== undefined && p !== null && st.mrope !== null) {
+    rows = mropeRows(APPLY, 'options.positions', p);
+    if (rows !== S && rows !== B * S) {
+      throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+    }
+    positions = p;
+  } else if (p !== undefined && p !== null) {
+    rows = positionsLength(APPLY, 'options.positions', p);
+    if (rows !== S && rows !== B * S) {
+      throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
+    }
+    positions = p;
+  }
+  if (rows * st.nFreq > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${APPLY}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${rows * st.nFreq}`);
+  }
+  if (st.mrope !== null && positions !== null) {
+    if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  return rows;
+}
+
+/**
+ * A view over elements [from, to) of a staged array x of `esz`-byte elements, made without x's own
+ * (overridable) methods: a Float32Array for float32, the bytes (Uint8Array) for 16-bit data.
+ */
+function spanOf(x, from, to, esz) {
+  return esz === 4
+    ? new Float32Array(viewBuffer(x), viewByteOffset(x) + from * 4, to - from)
+    : new Uint8Array(viewBuffer(x), viewByteOffset(x) + from * 2, (to - from) * 2);
+}
+
+/** Copies span view `span` (spanOf) into scratch slot `slot`; returns the pointer. */
+function stageSpan(heap, span, slot, where) {
+  const bytes = span.byteLength;
+  const ptr = heap.scratch(slot, bytes, where, 'a copy of the span of an array argument that the call touches');
+  if (span instanceof Float32Array) heap.f32.set(span, ptr >>> 2);
+  else heap.u8.set(span, ptr);
+  return ptr;
+}
+
+/** Copies the staged span back from ptr. */
+function unstageSpan(heap, span, ptr) {
+  if (span instanceof Float32Array) typedArraySet(span, heap.f32.subarray(ptr >>> 2, (ptr >>> 2) + span.length));
+  else typedArraySet(span, heap.u8.subarray(ptr, ptr + span.length));
+}
+
+/**
+ * Locates a strided argument: [length, loc] with loc its byte pointer in wasm memory (float32 tensors and views
+ * of wasm memory: rotated in place) or -1 (copied: any staged Float32Array, and 16-bit data always).
+ */
+function locateStrided(heap, a, name, dtype) {
+  if (dtype === 0) {
+    const len = float32Length(heap, a, APPLY, name);
+    return [len, locateFloat32(heap, a, len, APPLY, name)];
+  }
+  const len = viewLength(a);
+  checkHalf(APPLY, name, a, len, dtype);
+  return [len, -1];
+}
+
+/** rope.apply with strides / offsets (see rope-view.js for the view and the checks). */
+export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, bhsd, seqLen, inverse, rotation) {
+  const heap = st.ctx.heap;
+  const D = st.headDim;
+  const dtype = resolveDtype(APPLY, o.dtype, x);
+  const esz = dtype === 0 ? 4 : 2;
+  // locate before anything is allocated (an allocation may detach a view of wasm memory)
+  const [xLen, xLoc] = locateStrided(heap, x, 'x', dtype);
+  const xv = resolveView(APPLY, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
+  let kLoc = -1;
+  let kv = null;
+  let shared = false; // x and k are staged arrays whose touched spans share a buffer and intersect
+  if (k !== null) {
+    const [kLen, kl] = locateStrided(heap, k, 'options.k', dtype);
+    kLoc = kl;
+    kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView);
+    // x and k in the same memory (wasm memory, or one buffer of staged arrays): element addresses there
+    const inWasm = xLoc !== -1;
+    if (inWasm === (kLoc !== -1) && (inWasm || viewBuffer(x) === viewBuffer(k))) {
+      const bx = inWasm ? xLoc / esz : viewByteOffset(x) / esz;
+      const bk = inWasm ? kLoc / esz : viewByteOffset(k) / esz;
+      const why = Number.isInteger(bk - bx) ? viewsOverlap(xv, kv, bk + kv.off - (bx + xv.off), B, S, H, kH, D) : 'x and options.k are not aligned to each other';
+      if (why !== null) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once): ${why}`);
+      shared = !inWasm && bx + xv.off < bk + kv.end && bk + kv.off < bx + xv.end;
+    }
+  }
+  const extra = inverse ? st.inverseScale : 1;
+  const rows = stridedTable(st, o, B, S, seqLen, extra);
+  const cosPtr = st.tabPtr;
+  const sinPtr = cosPtr + st.tabCap * 4;
+  const perBatch = rows !== S ? 1 : 0;
+
+  // the pointers the kernel works on: a view's first element, in place or in a copy of the touched span
+  let xSpan = null;
+  let kSpan = null;
+  let xSpanPtr = 0;
+  let xPtr = xLoc !== -1 ? xLoc + xv.off * esz : 0;
+  let kPtr = kv !== null && kLoc !== -1 ? kLoc + kv.off * esz : 0;
+  if (shared) {
+    // one copy of the union of both spans, so neither copy-back undoes the other's rotation
+    const kShift = (viewByteOffset(k) - viewByteOffset(x)) / esz; // k's element 0 in x's coordinates
+    const from = Math.min(xv.off, kShift + kv.off);
+    const to = Math.max(xv.end, kShift + kv.end);
+    xSpan = spanOf(x, from, to, esz);
+    xSpanPtr = stageSpan(heap, xSpan, SLOT.X, APPLY);
+    xPtr = xSpanPtr + (xv.off - from) * esz;
+    kPtr = xSpanPtr + (kShift + kv.off - from) * esz;
+  } else {
+    // both blocks first, then the copies: no allocation after a copy
+    if (xLoc === -1) xSpan = spanOf(x, xv.off, xv.end, esz);
+    if (kv !== null && kLoc === -1) kSpan = spanOf(k, kv.off, kv.end, esz);
+    if (xSpan !== null) xSpanPtr = xPtr = heap.scratch(SLOT.X, xSpan.byteLength, APPLY, 'a copy of the span of x that the call touches');
+    if (kSpan !== null) kPtr = heap.scratch(SLOT.K, kSpan.byteLength, APPLY, 'a copy of the span of options.k that the call touches');
+    if (xSpan !== null) copySpanIn(heap, xSpan, xPtr);
+    if (kSpan !== null) copySpanIn(heap, kSpan, kPtr);
+  }
+  const ex = st.ctx.exports;
+  // A per-token fused QKV buffer (k's heads continue q's: same batch, seq and heads strides, k's first head
+  // where q's heads + 1 would be) is one view of heads + kHeads heads: rotated in one pass over each token's
+  // q | k block instead of two passes over the buffer. Each head vector gets the same arithmetic either way.
+  let merged = false;
+  if (kv !== null && xv.sb === kv.sb && xv.ss === kv.ss) {
+    const sh = H > 1 ? xv.sh : kH > 1 ? kv.sh : D;
+    if ((H === 1 || kH === 1 || xv.sh === kv.sh) && kPtr === xPtr + H * sh * esz && nestFailure(B, S, H + kH, xv.sb, xv.ss, sh, D) === -1) {
+      merged = true;
+      st.kView.sh = sh; // the merged view: x's batch and seq strides, heads stride sh
+      st.kView.sb = xv.sb;
+      st.kView.ss = xv.ss;
+    }
+  }
+  try {
+    if (merged) {
+      const status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H + kH, layout, perBatch, rotation, st.kView, dtype));
+      if (status !== 0) throw st.ctx.statusError(APPLY, status);
+      kv = null;
+    }
+    let status = merged ? 0 : ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype));
+    if (status !== 0) throw st.ctx.statusError(APPLY, status);
+    if (kv !== null) {
+      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype));
+      if (status !== 0) throw st.ctx.statusError(APPLY, status);
+    }
+  } finally {
+    clearStrides(st);
+  }
+  if (xSpan !== null) unstageSpan(heap, xSpan, xSpanPtr);
+  if (kSpan !== null) unstageSpan(heap, kSpan, kPtr);
+  return xLoc === -1 ? x : returnFloat32(heap, x, xLoc, xLoc, xLen);
+}
+
+function copySpanIn(heap, span, ptr) {
+  if (span instanceof Float32Array) heap.f32.set(span, ptr >>> 2);
+  else heap.u8.set(span, ptr);
+}
+
+/**
+ * rope.rerotate with strides / offset: every head vector of the view turns by the same angle. The kernel reads
+ * one table row per seq index, so the shorter of the batch and seq axes is given to it as "seq" (the axes
+ * only address elements here) and the table holds that many equal rows.
+ */
+export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
+  const heap = st.ctx.heap;
+  const D = st.headDim;
+  const [B, S, H] = dims;
+  const xLen = float32Length(heap, x, where, 'x');
+  const xLoc = locateFloat32(heap, x, xLen, where, 'x');
+  const v = resolveView(where, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
+  let span = null;
+  let xPtr;
+  if (xLoc !== -1) {
+    xPtr = xLoc + v.off * 4;
+  } else {
+    span = spanOf(x, v.off, v.end, 4);
+    xPtr = stageSpan(heap, span, SLOT.X, where);
+  }
+  if (delta !== 0) {
+    const swap = B < S;
+    const cb = swap ? S : B;
+    const cs = swap ? B : S;
+    const view = swap ? { sb: v.ss, ss: v.sb, sh: v.sh } : v;
+    const { cosPtr, sinPtr } = rerotateTable(st, where, delta, cs, sl);
+    const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
+    try {
+      const status = st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view));
+      if (status !== 0) throw st.ctx.statusError(where, status);
+    } finally {
+      clearStrides(st);
+    }
+  }
+  if (span !== null) {
+    unstageSpan(heap, span, xPtr);
+    return x;
+  }
+  return returnFloat32(heap, x, xLoc, xLoc, xLen);
+}
