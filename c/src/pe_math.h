@@ -1,5 +1,5 @@
 /* pe_math.h — the numerics the kernels share, defined once: angle reduction, e^x and the dot product.
- * Private to posenc (static inline, pe__ prefix); included by rope.c, sinusoidal.c, attention.c and
+ * Private to posenc (static inline, pe__ prefix); included by rope.c, sinusoidal.c, attention*.c and
  * c/model/model.c. Each has a scalar form and, where a kernel vectorises it, an f32x4 / f64x2 twin that runs
  * the same IEEE operations in the same order, so the SIMD128 and scalar builds agree bit for bit. Every file
  * that includes this is compiled with -ffp-contract=off (no fused multiply-add in one build only).
@@ -132,7 +132,7 @@ PE_INLINE pe_v128 pe__exp4(pe_v128 x) {
  *   four partial sums p_l = sum over chunks c of a[4c + l] b[4c + l] (l = 0..3, chunks ascending),
  *   combined as (p0 + p2) + (p1 + p3)  (pe_f32x4_sum's order),
  *   then the tail i >= 4*floor(n/4) added one by one, ascending.
- * The f32x4 form keeps the four partial sums in the lanes of one vector; attention.c's tiled score loops
+ * The f32x4 form keeps the four partial sums in the lanes of one vector; attention_kernels.c's tiled score loops
  * (several rows and keys at once) keep exactly this tree per dot product. */
 static inline float pe__dot(const float *a, const float *b, int32_t n) {
     const int32_t n4 = n & ~3;
