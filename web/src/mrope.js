@@ -7,8 +7,8 @@
 // an `mrope` option.
 
 import { checkInt, checkKnownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, copyInt32s, stageInt32s } from './memory.js';
-import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError } from './rope-table.js';
+import { SLOT, MAX_TENSOR_LENGTH, stageInt32s } from './memory.js';
+import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, stageTableKey, reserveTable } from './rope-table.js';
 
 const MROPE_KEYS = Object.freeze(['section', 'interleaved']);
 
@@ -104,30 +104,11 @@ export function mropeCosSin(st, where, positions, seqLenOrOptions) {
  * 3 * rows, ...) compares all of them.
  */
 export function buildMropeTable(st, where, name, positions, rows, seqLen, extra) {
-  const { heap, exports: ex } = st.ctx;
+  const ex = st.ctx.exports;
   st.tabValid = false;
   const keyLen = 3 * rows;
-  if (st.tabPos.length < keyLen) {
-    let cap = 16;
-    while (cap < keyLen) cap *= 2;
-    st.tabPos = new Int32Array(cap);
-  }
-  const key = st.tabPos;
-  copyInt32s(where, name, positions, keyLen, key, 0, 0, INT32_MAX, POSITIONS_BOUND);
-  const posPtr = heap.scratch(SLOT.POS, keyLen * 4, where, name);
-  heap.i32.set(key.subarray(0, keyLen), posPtr >>> 2);
-  const need = rows * st.nFreq;
-  if (need > st.tabCap) {
-    heap.free(st.tabPtr);
-    st.tabPtr = 0;
-    st.tabCap = 0;
-    let cap = 64;
-    while (cap < need && cap <= 2 ** 26) cap *= 2;
-    if (cap < need) cap = need;
-    st.tabPtr = heap.malloc(cap * 8, where, 'the cos | sin table (2 * positions * nFreq floats)');
-    st.tabCap = cap;
-  }
-  const cosPtr = st.tabPtr;
+  const posPtr = stageTableKey(st, where, name, positions, keyLen);
+  const cosPtr = reserveTable(st, rows, where);
   const status = ex.pe_mrope_cos_sin(
     cosPtr,
     cosPtr + st.tabCap * 4,

@@ -6,11 +6,9 @@
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, stageFloat32, returnFloat32, float32Overlap } from './memory.js';
 import { readShape, LAYOUTS } from './rope-view.js';
-import { positionsLength, tableHit, buildTable } from './rope-table.js';
-import { mropeRows, buildMropeTable } from './mrope.js';
 import { resolveDtype, checkHalf, halfOverlap, halfIn, halfOut } from './rope-dtype.js';
 import { applyConfig } from './rope-apply-config.js';
-import { applyStrided } from './rope-strided.js';
+import { applyStrided, applyTable } from './rope-strided.js';
 
 const APPLY = 'rope.apply';
 const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype', 'strides', 'offset', 'kStrides', 'kOffset');
@@ -156,33 +154,9 @@ export function applyRope(st, x, options) {
     }
   }
 
-  // positions: length seq (shared by the batch) or batch * seq; values are checked when a table is built
-  const p = o.positions;
-  let rows = S;
-  let positions = null;
-  if (p !== undefined && p !== null && st.mrope !== null) {
-    // M-RoPE: three streams [t, h, w] of seq or batch * seq positions each
-    rows = mropeRows(APPLY, 'options.positions', p);
-    if (rows !== S && rows !== B * S) {
-      throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
-    }
-    positions = p;
-  } else if (p !== undefined && p !== null) {
-    rows = positionsLength(APPLY, 'options.positions', p);
-    if (rows !== S && rows !== B * S) {
-      throw new RangeError(`${APPLY}: options.positions.length must be seq (${S}) or batch * seq (${B * S}), got ${rows}`);
-    }
-    positions = p;
-  }
-  if (rows * st.nFreq > MAX_TENSOR_LENGTH) {
-    throw new RangeError(`${APPLY}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${rows * st.nFreq}`);
-  }
   // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
   // inverse rotation divides the factor back out: inverse(apply(x)) == x.
-  const extra = inverse ? st.inverseScale : 1;
-  if (st.mrope !== null && positions !== null) {
-    if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
-  } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  const rows = applyTable(st, o, B, S, seqLen, inverse ? st.inverseScale : 1);
   const cosPtr = st.tabPtr;
   const sinPtr = cosPtr + st.tabCap * 4;
 

@@ -18,9 +18,10 @@ const K_NAMES = Object.freeze({ strides: 'options.kStrides', offset: 'options.kO
 
 /**
  * options.positions: length seq (shared by the batch) or batch * seq (M-RoPE: three such streams); values are
- * checked when a table is built. Builds (or reuses) the rope's table for them; returns the row count.
+ * checked when a table is built. Builds (or reuses) the rope's table for them; returns the row count. The one
+ * table step of rope.apply, dense and strided alike.
  */
-export function stridedTable(st, o, B, S, seqLen, extra) {
+export function applyTable(st, o, B, S, seqLen, extra) {
   const p = o.positions;
   let rows = S;
   let positions = null;
@@ -112,7 +113,7 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
     }
   }
   const extra = inverse ? st.inverseScale : 1;
-  const rows = stridedTable(st, o, B, S, seqLen, extra);
+  const rows = applyTable(st, o, B, S, seqLen, extra);
   const cosPtr = st.tabPtr;
   const sinPtr = cosPtr + st.tabCap * 4;
   const perBatch = rows !== S ? 1 : 0;

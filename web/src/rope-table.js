@@ -50,6 +50,43 @@ export function tableHit(st, positions, rows, seqLen, extra) {
 }
 
 /**
+ * Copies n positions first into the rope's JS copy (the cache key; also safe from a positions array that views
+ * wasm memory, which later allocations may detach), checking each, then into wasm scratch; returns the pointer.
+ */
+export function stageTableKey(st, where, name, positions, n) {
+  const heap = st.ctx.heap;
+  if (st.tabPos.length < n) {
+    let cap = 16;
+    while (cap < n) cap *= 2;
+    st.tabPos = new Int32Array(cap);
+  }
+  const key = st.tabPos;
+  copyInt32s(where, name, positions, n, key, 0, 0, INT32_MAX, POSITIONS_BOUND);
+  const posPtr = heap.scratch(SLOT.POS, n * 4, where, name);
+  const i32 = heap.i32;
+  if (n < 64) for (let i = 0, b = posPtr >>> 2; i < n; i++) i32[b + i] = key[i];
+  else i32.set(key.length === n ? key : key.subarray(0, n), posPtr >>> 2);
+  return posPtr;
+}
+
+/** Grows the rope's cos | sin block to hold `rows` rows (a failure leaves no block); returns the cos pointer. */
+export function reserveTable(st, rows, where) {
+  const heap = st.ctx.heap;
+  const need = rows * st.nFreq;
+  if (need > st.tabCap) {
+    heap.free(st.tabPtr);
+    st.tabPtr = 0;
+    st.tabCap = 0;
+    let cap = 64;
+    while (cap < need && cap <= 2 ** 26) cap *= 2; // powers of two up to 2^27 floats (1 GiB for cos | sin)
+    if (cap < need) cap = need;
+    st.tabPtr = heap.malloc(cap * 8, where, 'the cos | sin table (2 * positions * nFreq floats)');
+    st.tabCap = cap;
+  }
+  return st.tabPtr;
+}
+
+/**
  * Builds the rope's cached table for `rows` positions (null: 0 .. rows-1), checking them (memory.js
  * copyInt32s; an Int32Array is checked by the C core's scan). Locate the call's tensors before calling this:
  * it may allocate, and so detach views of wasm memory. A failure leaves no table cached, and the block's size
@@ -62,32 +99,9 @@ export function buildTable(st, where, name, positions, rows, seqLen, extra) {
   if (positions === null) {
     posPtr = heap.iota(rows, where);
   } else {
-    // First into the rope's JS copy (the key; also safe from a positions array that views wasm memory, which the
-    // allocations below may detach), then into wasm scratch.
-    if (st.tabPos.length < rows) {
-      let cap = 16;
-      while (cap < rows) cap *= 2;
-      st.tabPos = new Int32Array(cap);
-    }
-    const key = st.tabPos;
-    copyInt32s(where, name, positions, rows, key, 0, 0, INT32_MAX, POSITIONS_BOUND);
-    posPtr = heap.scratch(SLOT.POS, rows * 4, where, name);
-    const i32 = heap.i32;
-    if (rows < 64) for (let i = 0, b = posPtr >>> 2; i < rows; i++) i32[b + i] = key[i];
-    else i32.set(key.length === rows ? key : key.subarray(0, rows), posPtr >>> 2);
+    posPtr = stageTableKey(st, where, name, positions, rows);
   }
-  const need = rows * st.nFreq;
-  if (need > st.tabCap) {
-    heap.free(st.tabPtr);
-    st.tabPtr = 0;
-    st.tabCap = 0;
-    let cap = 64;
-    while (cap < need && cap <= 2 ** 26) cap *= 2; // powers of two up to 2^27 floats (1 GiB for cos | sin)
-    if (cap < need) cap = need;
-    st.tabPtr = heap.malloc(cap * 8, where, 'the cos | sin table (2 * positions * nFreq floats)');
-    st.tabCap = cap;
-  }
-  const cosPtr = st.tabPtr;
+  const cosPtr = reserveTable(st, rows, where);
   const status = ex.pe_rope_cos_sin(
     cosPtr,
     cosPtr + st.tabCap * 4,
