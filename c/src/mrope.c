@@ -56,7 +56,7 @@ pe_status pe_mrope_cos_sin(float *cos, float *sin, const pe_rope *rope, const pe
     const float scale = (float)scale_d;
     double scratch[PE_ROPE_MAX_FREQ];
     const double *inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
-    if (inv_freq == scratch && !pe__rope_freqs_in_range(inv_freq, n)) return PE_ERR_FACTOR;
+    if (!inv_freq) return PE_ERR_FACTOR;
 
     const int32_t *stream[3] = {positions, positions + n_positions, positions + 2 * (size_t)n_positions};
     double pair_pos[PE_ROPE_MAX_FREQ];

@@ -179,8 +179,7 @@ pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int
     /* the cached frequencies are used in place: a decode step's single row costs no copy */
     double scratch[PE_ROPE_MAX_FREQ];
     const double *inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
-    /* a recomputed (dynamic NTK) set is checked like the ones pe_rope_init checked */
-    if (inv_freq == scratch && !pe__rope_freqs_in_range(inv_freq, n)) return PE_ERR_FACTOR;
+    if (!inv_freq) return PE_ERR_FACTOR;
     for (int32_t p = 0; p < n_positions; p++)
         pe__cos_sin_row(cos + (size_t)p * n, sin + (size_t)p * n, (double)positions[p], inv_freq, n, scale);
     return PE_OK;

@@ -227,7 +227,8 @@ const double *pe__rope_inv_freq_at(const pe_rope *rope, int64_t seq_len, double 
     const pe_rope_config *c = &rope->config;
     if (c->type == PE_ROPE_DYNAMIC && seq_len > c->max_position_embeddings) {
         pe__dynamic_inv_freq(scratch, c, c->rotary_dim, seq_len);
-        return scratch;
+        /* a recomputed set is checked like the ones pe_rope_init checked */
+        return pe__rope_freqs_in_range(scratch, rope->n_freq) ? scratch : NULL;
     }
     if (c->type == PE_ROPE_LONGROPE && seq_len > c->original_max_position_embeddings) return rope->inv_freq_long;
     return rope->inv_freq;
@@ -239,7 +240,7 @@ pe_status pe_rope_inv_freq(double *inv_freq, double *attention_scaling, const pe
     if (attention_scaling) *attention_scaling = rope->attention_scaling;
     if (!inv_freq) return PE_OK;
     const double *src = pe__rope_inv_freq_at(rope, seq_len, inv_freq);
-    if (src == inv_freq && !pe__rope_freqs_in_range(inv_freq, rope->n_freq)) return PE_ERR_FACTOR; /* recomputed */
+    if (!src) return PE_ERR_FACTOR;
     if (src != inv_freq) memcpy(inv_freq, src, (size_t)rope->n_freq * sizeof *inv_freq);
     return PE_OK;
 }

@@ -5,7 +5,8 @@
 #include "posenc.h"
 
 /* The inverse frequencies in force at seq_len (>= 0): a pointer into rope's cached tables, or scratch
- * (PE_ROPE_MAX_FREQ doubles) filled when dynamic NTK must recompute them past max_position_embeddings. */
+ * (PE_ROPE_MAX_FREQ doubles) filled when dynamic NTK must recompute them past max_position_embeddings;
+ * NULL (PE_ERR_FACTOR for the caller) when a recomputed set leaves the range pe_rope_init checks. */
 const double *pe__rope_inv_freq_at(const pe_rope *rope, int64_t seq_len, double *scratch);
 
 /* 1 if every inv_freq[0..n) lies in [0, PE_ROPE_MAX_INV_FREQ] (NaN does not). */
