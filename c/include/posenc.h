@@ -482,20 +482,29 @@ typedef struct pe_attention_config {
      * lies inside the caller's array is the caller's (the JS wrapper's) check. */
     pe_strides q_strides, k_strides, v_strides, out_strides;
     int64_t q_offset, k_offset, v_offset, out_offset;
+    int32_t dtype; /* pe_dtype of q, k, v and out (strides and offsets count its elements); 0 -> float32
+                      (PE_ERR_FIELD_VALUE if unknown). 16-bit elements are widened exactly, the softmax and the
+                      accumulation run in float32 exactly as for float32 data, and out is rounded to nearest even
+                      on store; with rope, the rotated q and k are rounded to the type first (as pe_rope_apply
+                      would store them). Positions, mask, bias, slopes, scales and weights stay as above */
 } pe_attention_config;
 
 /* *n_floats = the scratch pe_attention needs for cfg: 0 without RoPE or when batch or q_len is 0; with RoPE, rotated
  * dense copies of q and k plus their cos/sin tables: (B*heads*q_len + B*kv_heads*k_len) * head_dim +
  * 2 * (q_rows + k_rows) * n_freq, rows = B * len with per_batch_positions and the positions given, else len;
  * with k_rotated, q's only: B*heads*q_len * head_dim + 2 * q_rows * n_freq.
+ * A 16-bit dtype adds, for rows = min(32, (heads / kv_heads) * q_len) and keys = min(512, k_len):
+ * rows * v_head_dim + keys * v_head_dim, + rows * head_dim without RoPE, + keys * head_dim without RoPE or with
+ * k_rotated (one block's q and out rows and one tile's k and v rows in float32).
  * Validates the dimensions as pe_attention does. */
 pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config *cfg);
 
 /* out is (batch, q_len, heads, v_head_dim) or (batch, heads, q_len, v_head_dim) per cfg->layout, q and k likewise
  * with head_dim (k/v with k_len, kv_heads), v with v_head_dim; or the views the strides give. weights: NULL, or (batch, heads, q_len, k_len) softmax probabilities in that
  * order whatever the layout. q, k, v are not modified; out must not overlap them (it is the accumulator).
+ * q, k, v, out are float * for PE_DTYPE_FLOAT32 and uint16_t * (the 16-bit patterns) otherwise, aligned for the type.
  * scratch: n_scratch floats, at least pe_attention_scratch_size (may be NULL when that is 0). */
-pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v, float *scratch,
+pe_status pe_attention(void *out, float *weights, const void *q, const void *k, const void *v, float *scratch,
                        size_t n_scratch, const pe_attention_config *cfg);
 
 /* ---------------------------------------------------------------------------------------------- */

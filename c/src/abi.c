@@ -36,6 +36,8 @@ const int32_t *pe_abi_rope_config_layout(int32_t *count) {
 }
 
 #define PE__A(field) PE__OFF_OF(pe_attention_config, field)
+/* one field per line, in declaration order, as web/src/attention.js lists them (clang-format would pack them) */
+// clang-format off
 static const int32_t pe__attention_config_layout[] = {
     PE__A(batch),
     PE__A(heads),
@@ -69,8 +71,10 @@ static const int32_t pe__attention_config_layout[] = {
     PE__A(k_offset),
     PE__A(v_offset),
     PE__A(out_offset),
+    PE__A(dtype),
     (int32_t)sizeof(pe_attention_config),
 };
+// clang-format on
 
 #define PE__S(field) PE__OFF_OF(pe_sinusoidal_config, field)
 static const int32_t pe__sinusoidal_config_layout[] = {

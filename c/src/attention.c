@@ -58,6 +58,16 @@
  * in 64 bits); RoPE gathers q and k into dense copies first, so the rotation never depends on the view.
  * v_head_dim sizes the PV step and out independently of the q·k head size.
  *
+ * 16-bit storage (dtype float16 / bfloat16): q, k, v and out hold uint16_t patterns, and nothing else changes. A
+ * block's query rows and a tile's key and value rows are widened exactly (f16.h) into small float32 buffers in the
+ * scratch just before the kernels read them, and a block's output rows are rounded to nearest even once the
+ * block is done, so the scores, the softmax and the accumulation are the float32 path's, operation for
+ * operation: the result is exactly the float32 attention of the widened inputs, rounded on store (and SIMD ==
+ * scalar bit for bit, since the conversions are too). Scratch grows by a block's rows and a tile's keys, never
+ * by k_len: a 16-bit KV cache is read as it is. With RoPE, q and k are rotated in float32 and rounded to the
+ * storage type, which is what rope.apply on the 16-bit data stores: attending with a rope equals rotating the
+ * 16-bit q and k with pe_rope_apply first and attending without (or with k_rotated), bit for bit.
+ *
  * Files: this one holds the entry point and the driver (batches, kv heads, blocks of query rows, the tile loop
  * with its online-softmax steps); attention_kernels.c the score and PV tile kernels; attention_views.c the
  * configuration checks, sizes and views; attention_internal.h what they share.
@@ -112,16 +122,18 @@ static inline int32_t pe__tile_keys(int32_t nq) {
     return kb < PE__SEG ? PE__SEG : (kb < PE__KB_MAX ? kb : PE__KB_MAX);
 }
 
-/* kh, vh: the block's kv head; kpos, kmask: its sequence's key positions and key mask (or NULL). */
-static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const float *kh, const float *vh,
+/* kh, vh: the block's kv head (float32, or 16-bit as A->k16 / A->v16 say: each tile is then widened into
+ * A->kbuf / A->vbuf first, so the kernels below only ever see float32); kpos, kmask: its sequence's key
+ * positions and key mask (or NULL). */
+static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const void *kh, const void *vh,
                            const int32_t *kpos, const int32_t *kmask) {
     _Alignas(16) float S[PE__SCAP];
     _Alignas(16) int32_t kpt[PE__KB_MAX], kmt[PE__KB_MAX];
     float m[PE__QB], l[PE__QB], corr[PE__KB_MAX / PE__SEG][PE__QB];
     pe__rowc rc[PE__QB];
     const int want_w = R->w[0] != NULL;
-    const int32_t Dv = A->Dv, Sk = A->Sk, kb = pe__tile_keys(nq);
-    const size_t ks = A->k.ss, vs = A->v.ss;
+    const int32_t D = A->D, Dv = A->Dv, Sk = A->Sk, kb = pe__tile_keys(nq);
+    const size_t ks = A->k.ss, vs = A->v16 ? (size_t)Dv : A->v.ss; /* vs: the stride the PV kernels read */
     /* With the default key positions, causal visibility is a band: key j is visible to query i iff
      * j <= qpos_i. Keys past the block's last query are never visited, and each row's lim stops at its own. */
     const int band = A->causal && !kpos;
@@ -140,8 +152,8 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
     if (band) jend = qp_max < 0 ? 0 : (qp_max < Sk ? qp_max + 1 : Sk);
 
     pe__tile T;
-    T.ks = ks;
-    T.D = A->D;
+    T.ks = A->k16 ? (size_t)D : ks;
+    T.D = D;
     T.alibi = A->slopes != NULL;
     T.causal_kp = A->causal && kpos != NULL;
     T.kp = T.alibi || T.causal_kp ? kpt : NULL;
@@ -149,8 +161,22 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
 
     for (int32_t j0 = 0; j0 < jend; j0 += kb) {
         const int32_t nk = jend - j0 < kb ? jend - j0 : kb;
-        const float *vt = vh + (size_t)j0 * vs;
-        T.k = kh + (size_t)j0 * ks;
+        const float *vt;
+        if (A->k16) {
+            const uint16_t *src = (const uint16_t *)kh + (size_t)j0 * ks;
+            for (int32_t c = 0; c < nk; c++) pe__widen16(A->kbuf + (size_t)c * D, src + (size_t)c * ks, D, A->bf16);
+            T.k = A->kbuf;
+        } else {
+            T.k = (const float *)kh + (size_t)j0 * ks;
+        }
+        if (A->v16) {
+            const uint16_t *src = (const uint16_t *)vh + (size_t)j0 * A->v.ss;
+            for (int32_t c = 0; c < nk; c++)
+                pe__widen16(A->vbuf + (size_t)c * Dv, src + (size_t)c * A->v.ss, Dv, A->bf16);
+            vt = A->vbuf;
+        } else {
+            vt = (const float *)vh + (size_t)j0 * vs;
+        }
         T.nk = nk;
         if (kmask) {
             int32_t c = 0;
@@ -272,9 +298,10 @@ static pe_status pe__positions_max(int32_t *mx, const int32_t *pos, int32_t n, i
     return PE_OK;
 }
 
-pe_status pe_attention(float *out, float *weights, const float *q, const float *k, const float *v, float *scratch,
+pe_status pe_attention(void *out, float *weights, const void *q, const void *k, const void *v, float *scratch,
                        size_t n_scratch, const pe_attention_config *cfg) {
     // q, out: views of (B, q_len, H) head vectors; k, v: of (B, k_len, KVH); weights: (B, H, q_len, k_len).
+    // Elements are float32, or 16-bit patterns (uint16_t) for cfg->dtype float16 / bfloat16.
     if (!cfg) return PE_ERR_NULL;
     pe__attn A;
     pe_status st = pe__attn_resolve(&A, cfg);
@@ -312,15 +339,17 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
      * with explicit key positions against default query positions below 0 (q_len > k_len). */
     if (A.slopes && A.kpos && !A.qpos && (int64_t)max_k - ((int64_t)A.Sk - A.Sq) > INT32_MAX) return PE_ERR_POSITION;
     const int bhsd = cfg->layout == PE_LAYOUT_BHSD;
-    if (A.Sk == 0) { /* no key at all: every row is fully masked, which gives zeros (weights are empty) */
+    const size_t esz = A.o16 ? 2u : 4u; /* bytes per element of q, k, v and out */
+    if (A.Sk == 0) { /* no key at all: every row is fully masked, which gives zeros (weights are empty); +0 is
+                      * all zero bits in the three types */
         for (int32_t b = 0; b < A.B; b++)
             for (int32_t i = 0; i < A.Sq; i++)
                 for (int32_t h = 0; h < A.H; h++)
-                    memset(out + A.o.off + b * A.o.sb + i * A.o.ss + h * A.o.sh, 0, sizeof(float) * (size_t)A.Dv);
+                    memset((char *)out + (A.o.off + b * A.o.sb + i * A.o.ss + h * A.o.sh) * esz, 0, esz * (size_t)A.Dv);
         return PE_OK;
     }
 
-    const float *qx = q, *kx = k;
+    const void *qx = q, *kx = k;
     if (A.rope) {
         /* RoPE on dense copies: q and k are inputs and stay unmodified. One frequency set for q and k (dynamic
          * and longrope pick theirs from seq_len), by default max position + 1, as one HF forward call decides.
@@ -340,39 +369,67 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
             float *ck = kr + A.n_k, *sk = ck + (size_t)krows * nf;
             st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, krows, seq_len);
             if (st != PE_OK) return st;
-            pe__gather(kr, k, &A.k, A.B, A.Sk, A.KVH, A.D, bhsd);
+            pe__gather(kr, k, &A.k, A.B, A.Sk, A.KVH, A.D, bhsd, cfg->dtype);
             const pe_rope_apply_config kc = {
                 .batch = A.B, .seq = A.Sk, .heads = A.KVH, .layout = cfg->layout, .per_batch_rows = kpb};
             st = pe_rope_apply(A.rope, kr, ck, sk, &kc);
             if (st != PE_OK) return st;
+            if (A.o16) pe__round16(kr, A.n_k, A.bf16);
             kx = kr;
             A.k = pe__dense_view(bhsd, A.Sk, A.KVH, A.D);
         }
-        pe__gather(qr, q, &A.q, A.B, A.Sq, A.H, A.D, bhsd);
+        pe__gather(qr, q, &A.q, A.B, A.Sq, A.H, A.D, bhsd, cfg->dtype);
         const pe_rope_apply_config qc = {
             .batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout, .per_batch_rows = qpb};
         st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
         if (st != PE_OK) return st;
+        if (A.o16) pe__round16(qr, A.n_q, A.bf16);
         qx = qr;
         A.q = pe__dense_view(bhsd, A.Sq, A.H, A.D);
     }
 
+    if (A.o16) { /* the 16-bit row and tile buffers follow rope's part of the scratch (attention_views.c) */
+        float *p = scratch + A.n_rope;
+        const size_t qb = (size_t)A.qb_rows, kb = (size_t)A.kb_keys;
+        A.qbuf = A.q16 ? p : NULL;
+        p += A.q16 ? qb * (size_t)A.D : 0u;
+        A.obuf = p;
+        p += qb * (size_t)A.Dv;
+        A.kbuf = A.k16 ? p : NULL;
+        p += A.k16 ? kb * (size_t)A.D : 0u;
+        A.vbuf = p;
+    }
+    const size_t ksz = A.k16 ? 2u : 4u, vsz = A.v16 ? 2u : 4u;
     const int32_t G = A.group;
     const int64_t n_rows = (int64_t)G * A.Sq;
     pe__rows R;
+    uint16_t *o16[PE__QB];
     for (int32_t b = 0; b < A.B; b++) {
         const int32_t *kpos = A.kpos ? A.kpos + (A.per_batch ? (size_t)b * (size_t)A.Sk : 0u) : NULL;
         const int32_t *kmask = A.kmask ? A.kmask + (size_t)b * (size_t)A.Sk : NULL;
         const float *qsc = A.qscale ? A.qscale + (A.qscale_pb ? (size_t)b * (size_t)A.Sq : 0u) : NULL;
         for (int32_t g = 0; g < A.KVH; g++) {
-            const float *kh = kx + A.k.off + b * A.k.sb + g * A.k.sh;
-            const float *vh = v + A.v.off + b * A.v.sb + g * A.v.sh;
+            const void *kh = (const char *)kx + (A.k.off + b * A.k.sb + g * A.k.sh) * ksz;
+            const void *vh = (const char *)v + (A.v.off + b * A.v.sb + g * A.v.sh) * vsz;
             for (int64_t t0 = 0; t0 < n_rows; t0 += PE__QB) {
                 const int32_t nq = n_rows - t0 < PE__QB ? (int32_t)(n_rows - t0) : PE__QB;
                 for (int32_t r = 0; r < nq; r++) {
                     const int32_t i = (int32_t)((t0 + r) / G), h = g * G + (int32_t)((t0 + r) % G);
-                    R.q[r] = qx + A.q.off + b * A.q.sb + h * A.q.sh + i * A.q.ss;
-                    R.o[r] = out + A.o.off + b * A.o.sb + h * A.o.sh + i * A.o.ss;
+                    const size_t qi = A.q.off + b * A.q.sb + h * A.q.sh + i * A.q.ss;
+                    const size_t oi = A.o.off + b * A.o.sb + h * A.o.sh + i * A.o.ss;
+                    if (A.q16) {
+                        float *row = A.qbuf + (size_t)r * (size_t)A.D;
+                        pe__widen16(row, (const uint16_t *)qx + qi, A.D, A.bf16);
+                        R.q[r] = row;
+                    } else {
+                        R.q[r] = (const float *)qx + qi;
+                    }
+                    if (A.o16) {
+                        o16[r] = (uint16_t *)out + oi;
+                        R.o[r] = A.obuf + (size_t)r * (size_t)A.Dv;
+                    } else {
+                        R.o[r] = (float *)out + oi;
+                    }
                     R.w[r] = weights ? weights + (((size_t)b * (size_t)A.H + (size_t)h) * (size_t)A.Sq + (size_t)i) *
                                                      (size_t)A.Sk
                                      : NULL;
@@ -387,6 +444,8 @@ pe_status pe_attention(float *out, float *weights, const float *q, const float *
                     R.qp[r] = pe__qpos(&A, b, i);
                 }
                 pe__attn_block(&A, &R, nq, kh, vh, kpos, kmask);
+                if (A.o16)
+                    for (int32_t r = 0; r < nq; r++) pe__narrow16(o16[r], R.o[r], A.Dv, A.bf16);
             }
         }
     }

@@ -42,17 +42,33 @@ typedef struct pe__attn {
     int32_t bias_b, bias_h, bias_q; /* the bias's broadcast dims: 1 or the full size */
     const float *qscale;
     int qscale_pb;
-    pe__view q, k, v, o; /* strides (floats) */
+    pe__view q, k, v, o; /* strides (elements of the storage type) */
     size_t n_q, n_k;     /* dense elements of q and of k (rope's copies) */
     int w_too_large;     /* (B, H, q_len, k_len) cannot be addressed */
     size_t n_scratch;    /* floats of scratch needed */
+    /* 16-bit storage (pe_dtype): which of q, k, v, out are read or written as uint16_t patterns. With rope, q
+     * (and k unless k_rotated) are float32 copies in scratch by then, so they are float32 for the kernels. */
+    int bf16, q16, k16, v16, o16;
+    size_t n_rope;            /* floats of scratch rope's copies and tables take (the 16-bit buffers follow) */
+    int32_t qb_rows, kb_keys; /* rows of the q / out block buffers, keys of the k / v tile buffers */
+    float *qbuf, *obuf;       /* 16-bit q / out: a block's rows widened (qb_rows x D, qb_rows x Dv) */
+    float *kbuf, *vbuf;       /* 16-bit k / v: a tile's keys widened (kb_keys x D, kb_keys x Dv) */
 } pe__attn;
 
 /* Resolves and checks cfg into *A (sizes in 64-bit arithmetic, views, scratch size); writes nothing else. */
 pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg);
 
-/* Copies the view x (B, S, H head vectors of D floats) into dense[] laid out as layout says. */
-void pe__gather(float *dense, const float *x, const pe__view *vw, int32_t B, int32_t S, int32_t H, int32_t D, int bhsd);
+/* Copies the view x (B, S, H head vectors of D elements of pe_dtype dtype) into the float32 dense[] laid out as
+ * layout says (16-bit elements widened exactly). */
+void pe__gather(float *dense, const void *x, const pe__view *vw, int32_t B, int32_t S, int32_t H, int32_t D, int bhsd,
+                int dtype);
+
+/* n 16-bit elements (bf16: bfloat16, else float16) widened exactly into float32 dst / rounded to nearest even
+ * from src (c/src/f16.h: the SIMD and scalar builds agree bit for bit). */
+void pe__widen16(float *dst, const uint16_t *src, int32_t n, int bf16);
+void pe__narrow16(uint16_t *dst, const float *src, int32_t n, int bf16);
+/* x[0..n) = widen(narrow(x)): a float32 copy rounded to the storage type, as a 16-bit store would leave it. */
+void pe__round16(float *x, size_t n, int bf16);
 
 /* The dense view of the layout (for rope's copies). */
 pe__view pe__dense_view(int bhsd, int32_t S, int32_t H, int32_t D);

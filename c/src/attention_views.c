@@ -1,9 +1,11 @@
 /* attention_views.c — pe_attention's configuration: the checks of pe_attention_config (heads, shapes,
  * layout, scale, bias broadcast, rope), every size in 64-bit arithmetic (q, k, out, weights, bias, scratch),
  * the q/k/v/out views (strides, offsets, furthest element, no overlapping out heads), and the gather of a view
- * into a dense copy for RoPE. Kept apart from the kernels: nothing here runs per tile.
+ * into a dense copy for RoPE, and the 16-bit conversions of rows. Kept apart from the kernels: nothing here runs
+ * per element of a score or PV step.
  */
 #include "attention_internal.h"
+#include "f16.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -97,6 +99,12 @@ pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
     A->qscale = cfg->q_scale;
     A->qscale_pb = cfg->q_scale_per_batch != 0;
     if (cfg->rope_seq_len < 0) return PE_ERR_SEQ_LEN;
+    if (cfg->dtype < 0 || cfg->dtype >= PE_DTYPE_COUNT) return PE_ERR_FIELD_VALUE;
+    const int half = cfg->dtype != PE_DTYPE_FLOAT32;
+    A->bf16 = cfg->dtype == PE_DTYPE_BFLOAT16;
+    A->q16 = half && !A->rope; /* with rope, q and k are rotated into float32 copies (rounded to the type) */
+    A->k16 = half && (!A->rope || A->k_rotated);
+    A->v16 = A->o16 = half;
     if (A->rope) {
         const pe_rope *r = A->rope;
         if (r->config.head_dim != A->D) return PE_ERR_SHAPE;
@@ -131,6 +139,20 @@ pe_status pe__attn_resolve(pe__attn *A, const pe_attention_config *cfg) {
             return PE_ERR_SHAPE;
         ns += tab;
     }
+    A->n_rope = (size_t)ns;
+    if (half && nq > 0) {
+        /* 16-bit storage: a block's q rows and out rows, a tile's k and v rows, widened to float32 */
+        const uint64_t rows = (uint64_t)A->group * (uint64_t)A->Sq;
+        A->qb_rows = rows < PE__QB ? (int32_t)rows : PE__QB;
+        A->kb_keys = A->Sk < PE__KB_MAX ? A->Sk : PE__KB_MAX;
+        const uint64_t qb = (uint64_t)A->qb_rows, kb = (uint64_t)A->kb_keys;
+        const uint64_t D = (uint64_t)A->D, Dv = (uint64_t)A->Dv;
+        uint64_t parts[4] = {A->q16 ? qb : 0u, qb, A->k16 ? kb : 0u, kb}, dims[4] = {D, Dv, D, Dv};
+        for (int i = 0; i < 4; i++) {
+            if (!pe__mul(&t, parts[i], dims[i], lim) || t > lim - ns) return PE_ERR_SHAPE;
+            ns += t;
+        }
+    }
     A->n_q = (size_t)nq;
     A->n_k = (size_t)nk;
     A->n_scratch = (size_t)ns;
@@ -158,15 +180,43 @@ pe_status pe_attention_scratch_size(size_t *n_floats, const pe_attention_config 
     return PE_OK;
 }
 
-/* Copies the view x (B, S, H head vectors of D floats) into dense[] laid out as layout says. */
-void pe__gather(float *dense, const float *x, const pe__view *vw, int32_t B, int32_t S, int32_t H, int32_t D,
-                int bhsd) {
+/* Copies the view x (B, S, H head vectors of D elements of pe_dtype dtype) into the float32 dense[] laid out as
+ * layout says (16-bit elements widened exactly). */
+void pe__gather(float *dense, const void *x, const pe__view *vw, int32_t B, int32_t S, int32_t H, int32_t D, int bhsd,
+                int dtype) {
     for (int32_t b = 0; b < B; b++)
         for (int32_t s = 0; s < S; s++)
             for (int32_t h = 0; h < H; h++) {
                 const size_t di = bhsd ? (((size_t)b * H + h) * S + s) * D : (((size_t)b * S + s) * H + h) * D;
-                memcpy(dense + di, x + vw->off + b * vw->sb + s * vw->ss + h * vw->sh, sizeof(float) * (size_t)D);
+                const size_t si = vw->off + b * vw->sb + s * vw->ss + h * vw->sh;
+                if (dtype == PE_DTYPE_FLOAT32)
+                    memcpy(dense + di, (const float *)x + si, sizeof(float) * (size_t)D);
+                else
+                    pe__widen16(dense + di, (const uint16_t *)x + si, D, dtype == PE_DTYPE_BFLOAT16);
             }
+}
+
+void pe__widen16(float *dst, const uint16_t *src, int32_t n, int bf16) {
+    if (bf16)
+        pe__load_bf16(dst, src, n);
+    else
+        pe__load_f16(dst, src, n);
+}
+
+void pe__narrow16(uint16_t *dst, const float *src, int32_t n, int bf16) {
+    if (bf16)
+        pe__store_bf16(dst, src, n);
+    else
+        pe__store_f16(dst, src, n);
+}
+
+void pe__round16(float *x, size_t n, int bf16) {
+    uint16_t h[256];
+    for (size_t i = 0; i < n; i += 256) {
+        const int32_t m = n - i < 256 ? (int32_t)(n - i) : 256;
+        pe__narrow16(h, x + i, m, bf16);
+        pe__widen16(x + i, h, m, bf16);
+    }
 }
 
 /* The dense view of the layout (for rope's copies). */
