@@ -31,16 +31,15 @@ import {
   SLOT,
   MAX_TENSOR_LENGTH,
   locateFloat32,
-  float32Length,
   stageFloat32,
-  returnFloat32,
   overlaps,
   copyOut,
   int32sLength,
   stageInt32s,
   int32RangeErrorAt,
 } from './memory.js';
-import { typedArrayTag, posesAsTypedArray, viewLength } from './typed-arrays.js';
+import { typedArrayTag, posesAsTypedArray, viewLength, typedArraySet } from './typed-arrays.js';
+import { attentionDtype, dataLength, locateData, stageData, returnData, copyOutData } from './attention-data.js';
 import { ropeHandle, LAYOUTS } from './rope.js';
 import { writeSlopes } from './alibi.js';
 import { readLayout, limit } from './abi.js';
@@ -48,7 +47,7 @@ import { readLayout, limit } from './abi.js';
 const CONFIG_FIELDS = ['batch', 'heads', 'kv_heads', 'q_len', 'k_len', 'head_dim', 'layout', 'causal', 'scale',
   'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len', 'k_rotated', 'per_batch_positions',
   'key_mask', 'bias', 'bias_batch', 'bias_heads', 'bias_q_len', 'v_head_dim', 'q_scale', 'q_scale_per_batch',
-  'q_strides', 'k_strides', 'v_strides', 'out_strides', 'q_offset', 'k_offset', 'v_offset', 'out_offset'];
+  'q_strides', 'k_strides', 'v_strides', 'out_strides', 'q_offset', 'k_offset', 'v_offset', 'out_offset', 'dtype'];
 
 const OPTION_KEYS = ['shape', 'layout', 'causal', 'rope', 'positions', 'mask', 'bias', 'biasShape', 'alibi', 'scale',
   'queryScale', 'kRotated', 'seqLen', 'dtype', 'returnWeights', 'out', 'strides', 'offsets'];
@@ -97,6 +96,7 @@ function writeConfig(ctx, c) {
   i32('v_head_dim', c.vHeadDim);
   ptr('q_scale', c.qScale);
   i32('q_scale_per_batch', c.qScalePerBatch ? 1 : 0);
+  i32('dtype', c.dtype);
   // int64 strides and offsets: values in [0, 2^30) (checked), so the low word holds them and the high word,
   // zeroed by the fill above, stays 0 (BigInt conversions would cost more than the rest of the call)
   for (let t = 0; t < 4; t++) {
@@ -211,14 +211,17 @@ function readView(where, o, t, bhsd, B, S, H, hd) {
   return { strides, offset, end, given: (st !== undefined && st !== null) || offset !== 0, dense: B * S * H * hd };
 }
 
-/** The length a float input must have: its dense size, or at least the view's end when strides/offsets are given. */
-function locateView(heap, x, view, where, name) {
-  if (!view.given) return { loc: locateFloat32(heap, x, view.dense, where, name), n: view.dense };
-  const n = float32Length(heap, x, where, name);
+/**
+ * The length a data input (of pe_dtype dtype) must have: its dense size, or at least the view's end when
+ * strides/offsets are given.
+ */
+function locateView(heap, x, view, dtype, where, name) {
+  if (!view.given) return { loc: locateData(heap, x, view.dense, dtype, where, name, 'the product of shape'), n: view.dense };
+  const n = dataLength(heap, x, dtype, where, name);
   if (n < view.end) {
     throw new RangeError(`${where}: ${name} is too short for its view (options.strides / options.offsets): the furthest element it reaches is ${view.end - 1}, so length must be at least ${view.end}, got ${n}`);
   }
-  return { loc: locateFloat32(heap, x, n, where, name, 'its length'), n };
+  return { loc: locateData(heap, x, n, dtype, where, name, 'its length'), n };
 }
 
 /** Stages positions; a shared row is repeated per sequence when the other part is per sequence. */
@@ -229,6 +232,23 @@ function stagePositions(heap, slot, where, name, values, n, len, batch, perBatch
   const all = heap.scratch(slot === SLOT.POS ? SLOT.POS : SLOT.KPOS, batch * len * 4, where, name);
   for (let b = 0; b < batch; b++) heap.i32.set(row, (all >>> 2) + b * len);
   return all;
+}
+
+const INT_ARRAYS = new Set(['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array']);
+
+/**
+ * Stages the key mask as int32 (0 = masked, anything else attends). An integer typed array is converted by the
+ * engine in one set() (a Uint32Array's values past INT32_MAX wrap to negative ones, still non-zero), not element
+ * by element; other array-likes are checked per element.
+ */
+function stageMask(heap, where, m, n) {
+  const tag = typedArrayTag(m);
+  if (!INT_ARRAYS.has(tag)) return stageInt32s(heap, SLOT.MASK, where, 'options.mask', m, n, -(2 ** 31), INT32_MAX);
+  if (heap.holds(m)) m = new globalThis[tag](m); // the scratch allocation may detach it
+  const ptr = heap.scratch(SLOT.MASK, n * 4, where, 'options.mask');
+  if (viewLength(m) !== n) throw new RangeError(`${where}: options.mask changed length while it was read (${n}, then ${viewLength(m)})`);
+  typedArraySet(heap.i32, m, ptr >>> 2);
+  return ptr;
 }
 
 const SCALE_RULES = {
@@ -303,6 +323,10 @@ function readBias(heap, where, o, s) {
   return { loc: locateFloat32(heap, o.bias, n, where, 'options.bias', `the product of options.biasShape [${shape.join(', ')}]`), shape, n };
 }
 
+function outOverlap(where, name) {
+  return new RangeError(`${where}: options.out must not overlap ${name} (it is the accumulator)`);
+}
+
 // The C core refuses an out view whose head vectors overlap (the JS checks left nothing else for PE_ERR_SHAPE).
 function outViewError(where) {
   return new RangeError(`${where}: options.strides.out must not make two output head vectors overlap (each is written once)`);
@@ -323,9 +347,10 @@ export function attention(ctx, q, k, v, options) {
     if (typeof x !== 'object' || Array.isArray(x)) throw typeError(where, `options.${key} must be an object { q, k, v, out }`, x);
     checkKnownKeys(where, `options.${key}`, x, TENSORS);
   }
-  if (o.dtype !== undefined && o.dtype !== 'float32') {
-    throw rangeError(where, "options.dtype must be 'float32' (16-bit storage for attention is not built yet)", o.dtype);
-  }
+  const out = o.out ?? null;
+  // the storage type of q, k, v and out: options.dtype, or the type q carries; every one must be of it
+  const dtype = attentionDtype(heap, where, o.dtype, out === null ? [['q', q], ['k', k], ['v', v]] : [['q', q], ['k', k], ['v', v], ['options.out', out]]);
+  const esz = dtype === 0 ? 4 : 2;
   const s = readShape(where, o.shape);
   const layoutName = checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS);
   const layout = limit(ctx.limits, `PE_LAYOUT_${layoutName.toUpperCase()}`);
@@ -394,18 +419,18 @@ export function attention(ctx, q, k, v, options) {
     v: readView(where, o, 'v', bhsd, s.batch, s.kLen, s.kvHeads, s.vHeadDim),
     out: readView(where, o, 'out', bhsd, s.batch, s.qLen, s.heads, s.vHeadDim),
   };
-  const out = o.out ?? null;
   if (out === null && views.out.given) throw new TypeError(`${where}: options.strides.out / options.offsets.out need options.out (the array they address)`);
-  const lq = locateView(heap, q, views.q, where, 'q');
-  const lk = locateView(heap, k, views.k, where, 'k');
-  const lv = locateView(heap, v, views.v, where, 'v');
-  const lo = out === null ? { loc: -1, n: nO } : locateView(heap, out, views.out, where, 'options.out');
+  const lq = locateView(heap, q, views.q, dtype, where, 'q');
+  const lk = locateView(heap, k, views.k, dtype, where, 'k');
+  const lv = locateView(heap, v, views.v, dtype, where, 'v');
+  const lo = out === null ? { loc: -1, n: nO } : locateView(heap, out, views.out, dtype, where, 'options.out');
   const bias = readBias(heap, where, o, s);
   if (out !== null) {
-    for (const [name, x, l] of [['q', q, lq], ['k', k, lk], ['v', v, lv]]) {
-      if (x === out || (lo.loc !== -1 && l.loc !== -1 && overlaps(lo.loc, lo.n * 4, l.loc, l.n * 4))) {
-        throw new RangeError(`${where}: options.out must not overlap ${name} (it is the accumulator)`);
-      }
+    if (q === out || k === out || v === out) throw outOverlap(where, q === out ? 'q' : k === out ? 'k' : 'v');
+    if (lo.loc !== -1) {
+      if (lq.loc !== -1 && overlaps(lo.loc, lo.n * esz, lq.loc, lq.n * esz)) throw outOverlap(where, 'q');
+      if (lk.loc !== -1 && overlaps(lo.loc, lo.n * esz, lk.loc, lk.n * esz)) throw outOverlap(where, 'k');
+      if (lv.loc !== -1 && overlaps(lo.loc, lo.n * esz, lv.loc, lv.n * esz)) throw outOverlap(where, 'v');
     }
   }
 
@@ -425,21 +450,24 @@ export function attention(ctx, q, k, v, options) {
     : pos.q === null
       ? 0
       : stagePositions(heap, SLOT.POS, where, pos.qName, pos.q, pos.qn, s.qLen, s.batch, perBatch);
-  const mask = maskN === 0 ? 0 : stageInt32s(heap, SLOT.MASK, where, 'options.mask', o.mask, maskN, -(2 ** 31), INT32_MAX);
+  const mask = maskN === 0 ? 0 : stageMask(heap, where, o.mask, maskN);
   const qScale = stageQueryScale(ctx, where, o.queryScale, s);
 
   // Big copies; one array given as several of q, k, v (a fused QKV buffer) is copied once.
-  const qPtr = stageFloat32(heap, q, lq.loc, lq.n, SLOT.Q, where);
-  const kPtr = k === q ? qPtr : stageFloat32(heap, k, lk.loc, lk.n, SLOT.K, where);
-  const vPtr = v === q ? qPtr : v === k ? kPtr : stageFloat32(heap, v, lv.loc, lv.n, SLOT.V, where);
+  const qPtr = stageData(heap, q, lq.loc, lq.n, dtype, SLOT.Q, where);
+  const kPtr = k === q ? qPtr : stageData(heap, k, lk.loc, lk.n, dtype, SLOT.K, where);
+  const vPtr = v === q ? qPtr : v === k ? kPtr : stageData(heap, v, lv.loc, lv.n, dtype, SLOT.V, where);
   const biasPtr = bias === null ? 0 : stageFloat32(heap, o.bias, bias.loc, bias.n, SLOT.BIAS, where);
   // a staged out with a view is copied in too, so the elements outside the view come back unchanged
-  const outPtr = out === null ? heap.scratch(SLOT.RESULT, nO * 4, where, 'the output') : stageFloat32(heap, out, lo.loc, lo.n, SLOT.RESULT, where, views.out.given);
+  const outPtr = out === null ? heap.scratch(SLOT.RESULT, nO * esz, where, 'the output') : stageData(heap, out, lo.loc, lo.n, dtype, SLOT.RESULT, where, views.out.given);
   const weights = returnWeights ? heap.scratch(SLOT.WEIGHTS, nW * 4, where, 'the weights (batch * heads * qLen * kLen floats)') : 0;
 
+  // (no `{ ...s, more }` here: in V8 11 an object spread followed by more properties makes fresh hidden classes
+  // on every call, which cost ~50 µs a call and fed the GC; this literal has one shape)
   const cfg = writeConfig(ctx, {
-    ...s, layout, causal, scale, slopes, rope: rope?.ptr, qPos, kPos, seqLen, kRotated, perBatch, mask,
-    bias: biasPtr, biasShape: bias?.shape, qScale: qScale.ptr, qScalePerBatch: qScale.perBatch, views,
+    batch: s.batch, heads: s.heads, kvHeads: s.kvHeads, qLen: s.qLen, kLen: s.kLen, headDim: s.headDim, vHeadDim: s.vHeadDim,
+    layout, causal, scale, slopes, rope: rope === null ? 0 : rope.ptr, qPos, kPos, seqLen, kRotated, perBatch, mask,
+    bias: biasPtr, biasShape: bias === null ? null : bias.shape, qScale: qScale.ptr, qScalePerBatch: qScale.perBatch, views, dtype,
   });
   const sizePtr = heap.scratch(SLOT.OUT, 16);
   let status = ex.pe_attention_scratch_size(sizePtr, cfg);
@@ -448,7 +476,12 @@ export function attention(ctx, q, k, v, options) {
   const nScratch = heap.dataView.getUint32(sizePtr, true);
   const qRows = pos.q !== null && perBatch ? s.batch * s.qLen : s.qLen;
   const kRows = pos.k !== null && perBatch ? s.batch * s.kLen : s.kLen;
-  const expected = rope === null ? 0 : kRotated ? nQ + 2 * qRows * rope.nFreq : nQ + nK + 2 * (qRows + kRows) * rope.nFreq;
+  let expected = rope === null ? 0 : kRotated ? nQ + 2 * qRows * rope.nFreq : nQ + nK + 2 * (qRows + kRows) * rope.nFreq;
+  if (dtype !== 0) { // posenc.h, pe_attention_scratch_size: a block's q / out rows and a tile's k / v rows in float32
+    const rows = Math.min(32, (s.heads / s.kvHeads) * s.qLen);
+    const keys = Math.min(512, s.kLen);
+    expected += (rows + keys) * s.vHeadDim + (rope === null ? rows * s.headDim : 0) + (rope === null || kRotated ? keys * s.headDim : 0);
+  }
   if (nScratch !== expected) {
     throw new Error(
       `posenc: the wasm module's pe_attention_config does not match this wrapper (scratch ${nScratch} floats, expected ${expected}); rebuild the wasm and the JS together`,
@@ -466,7 +499,7 @@ export function attention(ctx, q, k, v, options) {
     }
     throw ctx.statusError(where, status);
   }
-  const result = { out: out === null ? copyOut(heap, outPtr, nO) : returnFloat32(heap, out, lo.loc, outPtr, lo.n) };
+  const result = { out: out === null ? copyOutData(heap, outPtr, nO, dtype) : returnData(heap, out, lo.loc, outPtr, lo.n, dtype) };
   if (returnWeights) result.weights = copyOut(heap, weights, nW);
   return result;
 }
