@@ -9,6 +9,17 @@
 // Around the attention (norms, linear layers, MLP) this file computes in double and stores float32.
 // Pass rule (README section 5): per phase and output, err <= max(8 · err_hf32, 2e-6 · M) against ref64, on real
 // rows only; and the derived position ids equal P.position_ids. Both builds.
+//
+// The float16 KV cache variant runs as a runtime with a float16 cache would: q, k, v and the attention output are
+// stored float16 (options.dtype 'float16'); each new key is rotated once, at its own position, by rope.apply in
+// float16 and appended to the cache, and attention reads the cache as it is (kRotated: true; q is rotated
+// inside). Its bound is the README's rule with float16's unit roundoff in place of float32's:
+//   err <= (2^-11 / 2^-24) · max(8 · err_hf32, 2e-6 · M) = 8192 · max(...).
+// Why: err_hf32 is this model's response (every layer, every size: d, heads, headDim, vocab, 2 layers, 28
+// positions) to rounding at float32's unit roundoff 2^-24 in every operation; to first order the response grows
+// linearly with the unit roundoff, so rounding at 2^-11 (float16) in a subset of those operations (q, k, v and
+// the attention output of each layer) moves the outputs by at most 2^13 times as much. The float32 arithmetic
+// of the rest adds err_hf32-sized terms, far below that. The worst err / bound is printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -62,7 +73,32 @@ function norm(kind, x, n, d, w, b) {
   return y;
 }
 
-function run(pe, name) {
+// ---- float16 storage (IEEE binary16), written from the format: round to nearest, ties to even ----
+function toF16(x) {
+  const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
+  const a = Math.abs(x);
+  if (Number.isNaN(x)) return 0x7e00;
+  if (a >= 65520) return sign | 0x7c00; // from max + half an ulp on: Inf
+  let e = a < 2 ** -14 ? -14 : Math.floor(Math.log2(a));
+  if (e > -14 && 2 ** e > a) e--; // guard Math.log2 rounding
+  if (2 ** (e + 1) <= a) e++;
+  const ulp = 2 ** (e - 10);
+  const fl = Math.floor(a / ulp);
+  const r = a / ulp - fl;
+  const m = r > 0.5 || (r === 0.5 && fl % 2 === 1) ? fl + 1 : fl; // significand in ulps, up to 2048 (a carry)
+  if (a < 2 ** -14) return sign | m; // subnormal (m = 1024 is the smallest normal: the same bits)
+  return sign | ((e + 15) * 1024 + (m - 1024)); // a carry to 2048 moves to the next exponent by itself
+}
+function fromF16(h) {
+  const e = (h >> 10) & 31;
+  const m = h & 1023;
+  const v = e === 0 ? m * 2 ** -24 : e === 31 ? (m ? NaN : Infinity) : (1024 + m) * 2 ** (e - 25);
+  return h & 0x8000 ? -v : v;
+}
+const toF16Array = (x) => Uint16Array.from(x, toF16);
+const fromF16Array = (h) => Float32Array.from(h, fromF16);
+
+function run(pe, name, f16 = false) {
   const { index, get, has } = load(name);
   const { hidden: d, heads: H, kvHeads: KV, headDim: D, vocab: V, norm: normKind, kind } = index;
   const B = 3;
@@ -74,7 +110,8 @@ function run(pe, name) {
   const mask0 = get('mask');
   const decodeTokens = get('decode_tokens');
   // caches: [layer] -> k, v of [B, KV, Cap, D] (bhsd with spare capacity); mask and positions of every slot
-  const caches = [0, 1].map(() => ({ k: new Float32Array(B * KV * Cap * D), v: new Float32Array(B * KV * Cap * D) }));
+  const Cache = f16 ? Uint16Array : Float32Array;
+  const caches = [0, 1].map(() => ({ k: new Cache(B * KV * Cap * D), v: new Cache(B * KV * Cap * D) }));
   const maskAll = new Int32Array(B * Cap);
   const posAll = new Int32Array(B * Cap);
   const counts = new Int32Array(B); // real tokens seen per sequence
@@ -138,12 +175,32 @@ function run(pe, name) {
         vAt = kAt;
       }
       const cache = caches[L];
+      let newK = kBuf;
+      let newV = vBuf;
+      let kAtNew = kAt;
+      if (f16) {
+        // the new keys and values in float16, [b, t, g, D]; keys rotated once, here, at their own positions
+        newK = new Uint16Array(n * KV * D);
+        newV = new Uint16Array(n * KV * D);
+        for (let b = 0; b < B; b++) {
+          for (let t = 0; t < T; t++) {
+            for (let g = 0; g < KV; g++) {
+              const r = ((b * T + t) * KV + g) * D;
+              newK.set(toF16Array(kBuf.subarray(kAt(b, t, g), kAt(b, t, g) + D)), r);
+              newV.set(toF16Array(vBuf.subarray(vAt(b, t, g), vAt(b, t, g) + D)), r);
+            }
+          }
+        }
+        rope.apply(newK, { shape: [B, T, KV, D], positions: qpos, dtype: 'float16' });
+        kAtNew = (b, t, g) => ((b * T + t) * KV + g) * D;
+      }
+      const vAtNew = f16 ? kAtNew : vAt;
       for (let b = 0; b < B; b++) {
         for (let g = 0; g < KV; g++) {
           for (let t = 0; t < T; t++) {
             const c = ((b * KV + g) * Cap + slot0 + t) * D;
-            cache.k.set(kBuf.subarray(kAt(b, t, g), kAt(b, t, g) + D), c);
-            cache.v.set(vBuf.subarray(vAt(b, t, g), vAt(b, t, g) + D), c);
+            cache.k.set(newK.subarray(kAtNew(b, t, g), kAtNew(b, t, g) + D), c);
+            cache.v.set(newV.subarray(vAtNew(b, t, g), vAtNew(b, t, g) + D), c);
           }
         }
       }
@@ -152,16 +209,19 @@ function run(pe, name) {
       const cst = { batch: KV * Cap * D, seq: D, heads: Cap * D };
       // q, out are bshd-ordered [b, t, h, D] while the cache is bhsd: describe q/out by strides in the 'bhsd' call
       const qst = qStrides ?? { batch: T * H * D, seq: H * D, heads: D };
-      const { out } = pe.attention(qbuf, cache.k, cache.v, {
+      const res = pe.attention(f16 ? toF16Array(qbuf) : qbuf, cache.k, cache.v, {
         shape: { batch: B, heads: H, kvHeads: KV, qLen: T, kLen, headDim: D },
         layout: 'bhsd',
         causal: true,
         rope,
+        kRotated: f16, // the float16 cache holds rotated keys; the float32 one is rotated in the call
         positions: { q: qpos, k: kpos },
         mask,
         strides: { q: qst, k: cst, v: cst, out: { batch: T * H * D, seq: H * D, heads: D } },
-        out: new Float32Array(n * H * D),
+        out: new Cache(n * H * D),
+        dtype: f16 ? 'float16' : 'float32',
       });
+      const out = f16 ? fromF16Array(res.out) : res.out;
       const oName = kind === 'gpt_neox' ? 'attn.dense' : kind === 'gptj' ? 'attn.out_proj' : 'attn.o_proj';
       const a = linear(out, n, w(`${oName}.weight`), wb(`${oName}.bias`), H * D, d);
       for (let i = 0; i < x.length; i++) x[i] = x[i] + a[i];
@@ -190,7 +250,7 @@ function run(pe, name) {
           }
         }
       }
-      const bound = Math.max(8 * errHF, 2e-6 * M);
+      const bound = (f16 ? 2 ** 13 : 1) * Math.max(8 * errHF, 2e-6 * M);
       worst = Math.max(worst, err / bound);
       if (!(err <= bound)) fails.push(`${phase} ${what}: err ${err.toExponential(3)} > bound ${bound.toExponential(3)} (hf32 ${errHF.toExponential(3)})`);
     }
@@ -199,6 +259,13 @@ function run(pe, name) {
   return { fails, worst };
 }
 
+test('float16 reference conversion: known patterns', () => {
+  const cases = [[1, 0x3c00], [-2, 0xc000], [65504, 0x7bff], [65520, 0x7c00], [2 ** -24, 0x0001], [2 ** -25, 0], [1 + 2 ** -11, 0x3c00],
+    [1 + 3 * 2 ** -11, 0x3c02], [2 ** -14, 0x0400], [2 ** -14 - 2 ** -25, 0x0400], [0.1, 0x2e66], [2047.5, 0x6800]];
+  for (const [x, h] of cases) assert.equal(toF16(x), h, `toF16(${x})`);
+  for (let h = 0; h < 0x7c00; h += 13) assert.equal(toF16(fromF16(h)), h);
+});
+
 for (const build of BUILDS) {
   for (const name of ['llama3', 'qwen2', 'gpt_neox', 'gptj']) {
     test(`e2e ${name}: padded batch, prefill + 8 decode steps, one attention call per layer, matches HF float64 [${build.name}]`, async () => {
@@ -206,6 +273,12 @@ for (const build of BUILDS) {
       const { fails, worst } = run(pe, name);
       assert.deepEqual(fails, [], `${name}: ${fails.join('; ')}`);
       console.log(`# e2e ${name} [${build.name}]: worst err / bound ${worst.toFixed(3)}`);
+    });
+    test(`e2e ${name}: float16 KV cache (q, k, v, out float16; keys rotated once by rope.apply), matches HF float64 within float16's bound [${build.name}]`, async () => {
+      const pe = await loadBuild(build.simd);
+      const { fails, worst } = run(pe, name, true);
+      assert.deepEqual(fails, [], `${name} float16: ${fails.join('; ')}`);
+      console.log(`# e2e ${name} float16 cache [${build.name}]: worst err / bound ${worst.toFixed(4)}`);
     });
   }
 }
