@@ -13,10 +13,10 @@ import { makeRng, randnF32, refApply, maxAbsDiff } from './helpers.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
-/** The ```js blocks of the README's "## Example" section (up to the next "## " heading), in order. */
-function exampleBlocks(text) {
-  const start = text.search(/^## Example\s*$/m);
-  assert.ok(start >= 0, 'README.md has no "## Example" section');
+/** The ```js blocks of the README's "## <title>" section (up to the next "## " heading), in order. */
+function exampleBlocks(text, title = 'Example') {
+  const start = text.search(new RegExp(`^## ${title}\\s*$`, 'm'));
+  assert.ok(start >= 0, `README.md has no "## ${title}" section`);
   const rest = text.slice(start + 1);
   const next = rest.search(/^## /m);
   const section = next < 0 ? rest : rest.slice(0, next);
@@ -132,4 +132,90 @@ test('README Example: runs as written and computes Llama 3.1 RoPE (cosSin and ap
   assert.ok(shown instanceof Float32Array && shown.length === 8);
   assert.deepEqual(Array.from(shown), Array.from(q.subarray(0, 8)));
   assert.deepEqual(Array.from(shown), Array.from(queries.subarray(0, 8)));
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// "Using posenc in a runtime": the decode loop runs as written (its `step` exported), on a left-padded batch of
+// 2 (lengths 6 and 4 in a prefill of 6 slots) and 4 decode steps, with seeded float16 projections. Each step's
+// output is held to a float64 computation that shares nothing with the block: the 16-bit inputs decoded, q and k
+// rotated with Math.cos / Math.sin at HF's position ids (real tokens count from 0), attention over each
+// sequence's real tokens only (no padding, no mask), in double. Bound per element: out is the float32 result
+// rounded once to float16 (u·|ref|, u = 2^-11); q and k are each rounded once to float16 after their rotation
+// (rope.apply: within 1 ulp, 2u relative), which moves a logit by at most 4u·A (A: the largest scale·Σ|q_d k_d|
+// of the step) and the output by at most 2·4u·A·max|v|; plus 2e-5 for the float32 arithmetic
+// (attention-batch.test.js's bound at these sizes).
+const F16 = {
+  decode(h) {
+    const e = (h >> 10) & 31;
+    const m = h & 1023;
+    const v = e === 0 ? m * 2 ** -24 : (1024 + m) * 2 ** (e - 25);
+    return h & 0x8000 ? -v : v;
+  },
+  /** n random float16 patterns of values in (-2, 2) */
+  random(rng, n) {
+    return Uint16Array.from({ length: n }, () => (rng.uniform() < 0.5 ? 0x8000 : 0) | ((15 - rng.int(0, 6)) << 10) | rng.int(0, 1023));
+  },
+};
+
+async function importBlock(title, exportsLine) {
+  let source = exampleBlocks(readme, title).join('\n');
+  const entry = new URL('../../web/src/index.js', import.meta.url).href;
+  source = source.replaceAll("from 'posenc';", `from ${JSON.stringify(entry)};`) + exportsLine;
+  const dir = new URL('../../build/readme-example/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  const file = new URL('runtime.mjs', dir);
+  writeFileSync(file, source);
+  return import(`${pathToFileURL(file.pathname).href}?run=${Date.now()}`);
+}
+
+test('README "Using posenc in a runtime": the decode loop runs as written and matches a float64 computation', async () => {
+  const mod = await importBlock('Using posenc in a runtime', '\nexport { step, B, H, KV, D, W };\n');
+  const { step, B, H, KV, D, W } = mod;
+  const rng = makeRng(77);
+  const invFreq = Float64Array.from({ length: D / 2 }, (_, i) => 1 / Math.pow(10000, (2 * i) / D));
+  const lengths = [6, 4];
+  const P = 6;
+  const seqs = lengths.map(() => ({ keys: [], values: [], n: 0 })); // real tokens: rotated keys, values
+  const rotate = (x, p) => refApply(x, { shape: [1, 1, 1, D], layout: 'bshd', positions: [p], invFreq, pairing: 'half' });
+  let worst = 0;
+  for (let phase = 0; phase < 5; phase++) {
+    const T = phase === 0 ? P : 1;
+    const newMask = Int32Array.from({ length: B * T }, (_, i) => (phase > 0 || i % T >= P - lengths[Math.floor(i / T)] ? 1 : 0));
+    const qkv = F16.random(rng, B * T * W);
+    const input = Float64Array.from(qkv, F16.decode);
+    const out = step(qkv, T, newMask);
+    assert.ok(out instanceof Uint16Array && out.length === B * T * H * D, 'step returns float16 bits [B, T, H, D]');
+    const scale = Math.fround(1 / Math.sqrt(D));
+    for (let b = 0; b < B; b++) {
+      for (let t = 0; t < T; t++) {
+        if (!newMask[b * T + t]) continue; // padding rows mean nothing
+        const s = seqs[b];
+        const p = s.n++;
+        const tokAt = (b * T + t) * W;
+        const head = (h) => input.subarray(tokAt + h * D, tokAt + (h + 1) * D);
+        const qs = Array.from({ length: H }, (_, h) => rotate(head(h), p));
+        for (let g = 0; g < KV; g++) {
+          (s.keys[g] ??= []).push(rotate(head(H + g), p));
+          (s.values[g] ??= []).push(head(H + KV + g));
+        }
+        for (let h = 0; h < H; h++) {
+          const g = Math.floor(h / (H / KV));
+          const lg = s.keys[g].map((kk) => scale * kk.reduce((acc, x, d) => acc + x * qs[h][d], 0));
+          const A = Math.max(...s.keys[g].map((kk) => scale * kk.reduce((acc, x, d) => acc + Math.abs(x * qs[h][d]), 0)));
+          const vmax = Math.max(...s.values[g].map((vv) => Math.max(...vv.map(Math.abs))));
+          const m = Math.max(...lg);
+          const w = lg.map((x) => Math.exp(x - m));
+          const sum = w.reduce((a, x) => a + x, 0);
+          for (let d = 0; d < D; d++) {
+            const ref = w.reduce((acc, x, j) => acc + (x / sum) * s.values[g][j][d], 0);
+            const got = F16.decode(out[((b * T + t) * H + h) * D + d]);
+            const bound = 2 ** -11 * Math.abs(ref) + 8 * 2 ** -11 * A * vmax + 2e-5;
+            worst = Math.max(worst, Math.abs(got - ref) / bound);
+            assert.ok(Math.abs(got - ref) <= bound, `phase ${phase} b ${b} t ${t} h ${h} d ${d}: ${got} vs ${ref} (bound ${bound})`);
+          }
+        }
+      }
+    }
+  }
+  console.log(`# README runtime loop: worst err / bound ${worst.toFixed(3)}`);
 });
