@@ -172,6 +172,39 @@ type _attOut = Expect<Equal<typeof intoTensor.out, Tensor>>;
 // @ts-expect-error shape.heads is required
 pe.attention(qa, ka, va, { shape: { qLen: 1, headDim: 64 } });
 use(outA, weights);
+// a left-padded batch: per-sequence positions, the mask, a bias of a broadcast shape, vHeadDim, query scales
+const batchShape = { batch: 2, heads: 8, kvHeads: 2, qLen: 1, kLen: 16, headDim: 64, vHeadDim: 32 };
+const padded = pe.attention(qa, ka, va, {
+  shape: batchShape, causal: true, positions: { q: Int32Array.of(15, 9), k: new Int32Array(32) }, mask: new Uint8Array(32),
+  bias: new Float32Array(2 * 16), biasShape: [2, 1, 1, 16], queryScale: [1, 1.5],
+});
+type _padded = Expect<Equal<typeof padded.out, Float32Array>>;
+pe.attention(qa, ka, va, { shape: batchShape, mask: [1, 1, 0], bias: pe.tensor(16), biasShape: [1, 1, 1, 16] });
+pe.attention(qa, ka, va, { shape: batchShape, queryScale: { type: 'llama4_temperature', floorScale: 8192, attnScale: 0.1 } });
+pe.attention(qa, ka, va, { shape: batchShape, queryScale: { type: 'llama_4', beta: 0.1, originalMaxPositionEmbeddings: 8192 } });
+// views: q inside a fused QKV buffer, k and v a bhsd cache with spare capacity, out padded
+pe.attention(qa, ka, va, {
+  shape: batchShape, layout: 'bhsd', out: new Float32Array(600),
+  strides: { q: { batch: 1536, seq: 768, heads: 64 }, k: { batch: 4096, seq: 64, heads: 2048 }, v: { seq: 32 }, out: { heads: 40 } },
+  offsets: { q: 0, k: 64, v: 0, out: 1 },
+});
+// @ts-expect-error biasShape has four entries
+pe.attention(qa, ka, va, { shape: batchShape, bias: new Float32Array(32), biasShape: [2, 16] });
+// @ts-expect-error strides name batch, seq and heads
+pe.attention(qa, ka, va, { shape: batchShape, strides: { q: { sequence: 4 } } });
+// 16-bit storage: Uint16Array bits in, Uint16Array bits out (or into options.out)
+const qh = new Uint16Array(qa.length), kh = new Uint16Array(ka.length), vh = new Uint16Array(va.length);
+const half = pe.attention(qh, kh, vh, { shape: batchShape, dtype: 'float16', mask: new Int32Array(32), causal: true });
+type _half = Expect<Equal<typeof half.out, Uint16Array>>;
+const intoHalf = pe.attention(qh, kh, vh, { shape: batchShape, dtype: 'bfloat16', out: new Uint16Array(256) });
+const intoHalfOut: Uint16Array = intoHalf.out;
+use(intoHalfOut);
+// @ts-expect-error 16-bit data need a 16-bit dtype
+pe.attention(qh, kh, vh, { shape: batchShape, dtype: 'float32' });
+// @ts-expect-error float32 data with a 16-bit dtype
+pe.attention(qa, ka, va, { shape: batchShape, dtype: 'float16' });
+// @ts-expect-error unknown dtype
+pe.attention(qh, kh, vh, { shape: batchShape, dtype: 'half' });
 ar.free();
 
 // ---- pe.tensor ----------------------------------------------------------------------------------------------

@@ -25,6 +25,11 @@
 // positions kLen − qLen + i as HF does), and views: `strides: { q, k, v, out }` ({ batch, seq, heads } elements)
 // and `offsets`, each array checked to reach its view's furthest element before anything runs. One array given
 // as q, k and v (a fused QKV buffer) is copied into wasm memory once.
+//
+// Storage: options.dtype 'float16' | 'bfloat16' (default: the type q carries) for q, k, v and out, as raw bits
+// (Uint16Array), a Float16Array or a 16-bit pe.tensor (attention-data.js); the C core widens each block's rows and
+// each tile's keys exactly, runs the float32 softmax and accumulation, and rounds out on store. Strides and
+// offsets count elements of that type; everything else (positions, mask, bias, scales, weights) is unchanged.
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
 import {

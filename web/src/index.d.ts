@@ -537,9 +537,17 @@ export interface Posenc {
    * q, k, v must hold finite values, with scale · q·k finite (not checked per element; NaN or Infinity in, NaN
    * out). The SIMD and scalar builds give bit-identical results.
    */
-  attention(q: FloatInput, k: FloatInput, v: FloatInput, options: AttentionOptions & { out?: null }): AttentionResult<Float32Array>;
+  attention(q: FloatInput, k: FloatInput, v: FloatInput, options: AttentionOptions & { out?: null; dtype?: 'float32' | null }): AttentionResult<Float32Array>;
   /** The same, writing into options.out (e.g. a Tensor: zero-copy). */
-  attention<O extends FloatInput>(q: FloatInput, k: FloatInput, v: FloatInput, options: AttentionOptions & { out: O }): AttentionResult<O>;
+  attention<O extends FloatInput>(q: FloatInput, k: FloatInput, v: FloatInput, options: AttentionOptions & { out: O; dtype?: 'float32' | null }): AttentionResult<O>;
+  /**
+   * 16-bit storage: q, k, v (and out) hold float16 or bfloat16 bit patterns, all of options.dtype; each value is
+   * widened exactly, the softmax and the accumulation run in float32 as for float32 data, and out is rounded to
+   * nearest even. With a rope, the rotated q and k are rounded to the type as rope.apply would store them.
+   */
+  attention(q: AttentionHalfInput, k: AttentionHalfInput, v: AttentionHalfInput, options: AttentionOptions & { out?: null; dtype: 'float16' | 'bfloat16' }): AttentionResult<Uint16Array>;
+  /** The same, writing into options.out. */
+  attention<O extends AttentionHalfInput>(q: AttentionHalfInput, k: AttentionHalfInput, v: AttentionHalfInput, options: AttentionOptions & { out: O; dtype: 'float16' | 'bfloat16' }): AttentionResult<O>;
 }
 
 export interface AlibiBiasOptions {
@@ -668,6 +676,12 @@ export interface AttentionShape {
   vHeadDim?: number;
 }
 
+/**
+ * 16-bit attention data: a Uint16Array of raw float16 / bfloat16 bits, or a 16-bit pe.tensor (a Float16Array also
+ * works for float16 where the engine has one).
+ */
+export type AttentionHalfInput = Uint16Array | Tensor;
+
 /** Element strides of a view of head vectors (headDim stays contiguous); 0 or missing: dense for the layout. */
 export interface AttentionStrides {
   batch?: number;
@@ -703,8 +717,11 @@ export interface AttentionOptions {
   scale?: number;
   /** Also return the (batch, heads, qLen, kLen) softmax weights (whatever the layout). Default false. */
   returnWeights?: boolean;
-  /** Where to write the output (e.g. a Tensor, zero-copy); must not overlap q, k or v. Default a new array. */
-  out?: FloatInput | null;
+  /**
+   * Where to write the output (e.g. a Tensor, zero-copy), of the call's dtype; must not overlap q, k or v.
+   * Default a new array (a Float32Array, or a Uint16Array of bits for a 16-bit dtype).
+   */
+  out?: FloatInput | AttentionHalfInput | null;
   /** The rope's "current sequence length" (dynamic, longrope). Default max(all q and k positions) + 1. */
   seqLen?: number;
   /**
@@ -728,16 +745,21 @@ export interface AttentionOptions {
   queryScale?: Float32Array | ArrayLike<number> | QueryScaleRule | null;
   /** Views inside larger arrays (fused QKV, a KV cache with spare capacity); the arrays must reach every element. */
   strides?: { q?: AttentionStrides; k?: AttentionStrides; v?: AttentionStrides; out?: AttentionStrides } | null;
-  /** First element of each view (elements). strides.out / offsets.out need options.out. */
+  /** First element of each view (elements of the dtype). strides.out / offsets.out need options.out. */
   offsets?: { q?: number; k?: number; v?: number; out?: number } | null;
-  /** Only 'float32' for now. */
-  dtype?: 'float32';
+  /**
+   * Storage type of q, k, v and out (one for all four: a mismatch is a TypeError naming the argument). Default:
+   * the type q carries (a 16-bit tensor's, float16 for a Float16Array), else 'float32'; a Uint16Array needs it
+   * said. Positions, mask, bias, slopes, scales and weights are as for float32.
+   */
+  dtype?: 'float32' | 'float16' | 'bfloat16' | null;
 }
 
-export interface AttentionResult<O extends FloatInput = Float32Array> {
+export interface AttentionResult<O extends FloatInput | AttentionHalfInput = Float32Array> {
   /**
-   * Same shape and layout as q: a new Float32Array, or options.out itself when given (for a Float32Array
-   * viewing wasm memory that the call detached by growing the memory: a fresh view of the same elements).
+   * Same shape and layout as q: a new Float32Array (Uint16Array of bits for a 16-bit dtype), or options.out
+   * itself when given (for an array viewing wasm memory that the call detached by growing the memory: a fresh
+   * view of the same elements).
    */
   out: O;
   /** (batch, heads, qLen, kLen) rows summing to 1 (0 for fully masked rows); only with returnWeights. */
