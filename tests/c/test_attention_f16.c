@@ -82,7 +82,7 @@ static size_t scratch_formula(const pe_attention_config *c) {
 static void test_exact(void) {
     pe_rng rng = {0xf16a77ULL};
     int cases = 0, diffs = 0, spare = 0, ropes = 0;
-    for (int it = 0; it < 160; it++) {
+    for (int it = 0; it < 80; it++) {
         abc_case C;
         abc_make(&C, &rng, 1);
         const int bf16 = it & 1, dtype = bf16 ? PE_DTYPE_BFLOAT16 : PE_DTYPE_FLOAT16;
