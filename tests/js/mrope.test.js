@@ -188,6 +188,9 @@ for (const { name, pe } of builds) {
     assertThrowsNaming(() => pe.rope({ ...hd, mrope: [2, 3, 3] }), TypeError, 'mrope');
     // partial rotary: the sum is against rotaryDim / 2
     assert.equal(pe.rope({ ...hd, rotaryDim: 8, mrope: { section: [1, 2, 1] } }).nFreq, 4);
+    assertThrowsNaming(() => pe.rope({ ...hd, rotaryDim: 8, mrope: { section: [2, 3, 3] } }), RangeError, 'mrope.section', 'rotaryDim / 2 = 4', 'sum 8');
+    assertThrowsNaming(() => pe.rope({ ...hd, rotaryDim: 8, mrope: { section: [0, 5, 0], interleaved: true } }), RangeError, 'mrope.section[1]', '[0, 4]');
+    assertThrowsNaming(() => pe.rope({ ...hd, mrope: { section: [2, 3, 3, 0] } }), RangeError, 'mrope.section', 'length 4');
     const rope = pe.rope({ ...hd, mrope: { section: [2, 3, 3] } });
     assertThrowsNaming(() => rope.cosSin(new Int32Array(7)), RangeError, 'positions', 'divisible by 3');
     assertThrowsNaming(() => rope.cosSin(Int32Array.from([0, 1, 0, 1, 0, -1])), RangeError, 'positions');
@@ -195,9 +198,11 @@ for (const { name, pe } of builds) {
     const x = new Float32Array(2 * 16);
     assertThrowsNaming(() => rope.apply(x, { shape: [1, 2, 1, 16], positions: [0, 1] }), RangeError, 'options.positions', '3');
     assertThrowsNaming(() => rope.apply(x, { shape: [1, 2, 1, 16], positions: [0, 1, 2, 3, 4, 5, 6, 7, 8] }), RangeError, 'options.positions');
+    // pe.attention needs the three streams of q and k (attention-mrope.test.js has the rest)
     assertThrowsNaming(
       () => pe.attention(x, x, x, { shape: { batch: 1, heads: 1, qLen: 2, kLen: 2, headDim: 16 }, rope }),
       TypeError,
+      'options.positions',
       'M-RoPE',
     );
     // text positions (t = h = w) without positions: 0 .. seq-1 on every stream

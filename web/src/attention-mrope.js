@@ -56,11 +56,14 @@ function readPart(st, where, part, values, len, batch, lenName, required) {
 }
 
 /**
- * Checks options.positions for an M-RoPE rope (state `st`, from rope.js ropeHandle) against shape `s`; k's are
- * optional with kRotated (the keys are already rotated). Returns the plan rotateMrope carries out.
+ * Checks options.positions (and options.dtype) for an M-RoPE rope (state `st`, from rope.js ropeHandle) against
+ * shape `s`; k's are optional with kRotated (the keys are already rotated). Returns the plan rotateMrope carries out.
  */
-export function readMropeAttention(st, where, positions, s, kRotated) {
-  const p = positions;
+export function readMropeAttention(st, where, o, s, kRotated) {
+  if (o.dtype !== undefined && o.dtype !== null && o.dtype !== 'float32') {
+    throw new RangeError(`${where}: options.dtype must be 'float32' with an M-RoPE options.rope (16-bit storage is not built for it), got ${JSON.stringify(o.dtype)}`);
+  }
+  const p = o.positions;
   if (p === undefined || p === null || typeof p !== 'object' || Array.isArray(p) || ArrayBuffer.isView(p) || typeof p.length === 'number') {
     throw typeError(where, BOUND, p);
   }

@@ -371,7 +371,7 @@ export function attention(ctx, q, k, v, options) {
       throw new RangeError(`${where}: options.shape.headDim must equal options.rope's headDim ${rope.headDim}, got ${s.headDim}`);
     }
     if (rope.mrope !== null) {
-      mrope = readMropeAttention(rope.mrope, where, o.positions, s, kRotated);
+      mrope = readMropeAttention(rope.mrope, where, o, s, kRotated);
       rope = null;
     }
   }
