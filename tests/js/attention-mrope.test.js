@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILDS, loadBuild, makeRng, assertThrowsNaming, assertBitEqual, shapeFor } from './helpers.js';
 import { at } from './attention-ref.js';
+import { refMrope } from './mrope-ref.js';
 
 const TOL = 2e-5;
 
@@ -21,41 +22,6 @@ function uniform(rng, n, amp = 1) {
   const a = new Float32Array(n);
   for (let i = 0; i < n; i++) a[i] = (rng.uniform() * 2 - 1) * amp;
   return a;
-}
-
-/** Which stream (0 t, 1 h, 2 w) pair j reads, from the rules in tests/golden/mrope/README.md. */
-function pairAxis(nPairs, section, interleaved) {
-  const [s0, s1, s2] = section;
-  return Array.from({ length: nPairs }, (_, j) => {
-    if (!interleaved) return j < s0 ? 0 : j < s0 + s1 ? 1 : 2;
-    if (j % 3 === 1 && j < 3 * s1) return 1;
-    if (j % 3 === 2 && j < 3 * s2) return 2;
-    return 0;
-  });
-}
-
-/** M-RoPE in double: pair j of token row r turns by pos[axis(j)][r] · base^(−2j/rd). */
-function refMrope(x, { shape: [B, S, H, D], layout, pos3, rows, rd, base, pairing, section, interleaved }) {
-  const n = rd / 2;
-  const axis = pairAxis(n, section, interleaved);
-  const out = Float64Array.from(x);
-  for (let b = 0; b < B; b++) {
-    for (let s = 0; s < S; s++) {
-      const r = rows === S ? s : b * S + s;
-      for (let h = 0; h < H; h++) {
-        const o = at(layout, S, H, D, b, h, s, 0);
-        for (let j = 0; j < n; j++) {
-          const ang = pos3[axis[j] * rows + r] * base ** ((-2 * j) / rd);
-          const [i0, i1] = pairing === 'half' ? [j, j + n] : [2 * j, 2 * j + 1];
-          const a = x[o + i0];
-          const c = x[o + i1];
-          out[o + i0] = a * Math.cos(ang) - c * Math.sin(ang);
-          out[o + i1] = c * Math.cos(ang) + a * Math.sin(ang);
-        }
-      }
-    }
-  }
-  return out;
 }
 
 /** Attention in double; causal by token order (key j visible to query i iff j <= kLen − qLen + i), key mask. */
