@@ -247,6 +247,21 @@ test('M-RoPE attention: strided views in a fused QKV buffer and pe.tensor inputs
         assertBitEqual(got, dense, `${name}: fused QKV views = dense`);
         assertBitEqual(fused, before, `${name}: the fused buffer is left unmodified`);
       }
+      if (layout === 'bhsd') {
+        // a bhsd KV cache with spare capacity C per head (heads stride C·D, seq stride D), keys at offset 0
+        const C = S + 3;
+        const kc = new Float32Array(B * KVH * C * D).fill(7);
+        const vc = new Float32Array(B * KVH * C * D).fill(-7);
+        for (let b = 0; b < B; b++) {
+          for (let g = 0; g < KVH; g++) {
+            kc.set(k.subarray(((b * KVH + g) * S) * D, ((b * KVH + g) * S + S) * D), (b * KVH + g) * C * D);
+            vc.set(v.subarray(((b * KVH + g) * S) * D, ((b * KVH + g) * S + S) * D), (b * KVH + g) * C * D);
+          }
+        }
+        const cs = { batch: KVH * C * D, seq: D, heads: C * D };
+        const got = pe.attention(q, kc, vc, { shape: s, layout, causal: true, rope, positions: { q: pos, k: pos }, strides: { k: cs, v: cs } }).out;
+        assertBitEqual(got, dense, `${name}: a bhsd cache with spare capacity = dense`);
+      }
       const [tq, tk, tv] = [pe.tensor(q), pe.tensor(k), pe.tensor(v)];
       const got = pe.attention(tq, tk, tv, { shape: s, layout, causal: true, rope, positions: { q: pos, k: pos } }).out;
       assertBitEqual(got, dense, `${name} ${layout}: pe.tensor inputs = arrays`);
