@@ -113,30 +113,37 @@ for (const { name, pe } of builds) {
       const g = c.config;
       let json;
       let grid;
+      const alt = []; // the same tower in another family's spelling
       if (c.kind === 'pixtral') {
         json = { model_type: 'llava', vision_config: { model_type: 'pixtral', image_size: g.image_size, patch_size: g.patch_size, hidden_size: g.hidden_size, num_attention_heads: g.num_attention_heads, head_dim: g.head_dim, rope_theta: g.rope_theta } };
         grid = { images: c.images_hw };
       } else if (c.kind === 'qwen2_vl_vision') {
         // Qwen2-VL names the width embed_dim; Qwen2.5-VL / Qwen3-VL hidden_size (the theta is the class's 10000)
-        json = g.head_dim === 80
-          ? { model_type: 'qwen2_vl', vision_config: { embed_dim: g.embed_dim, num_heads: g.num_heads, spatial_merge_size: g.spatial_merge_size, patch_size: 14 } }
-          : { model_type: 'qwen3_vl', vision_config: { model_type: 'qwen3_vl', hidden_size: g.embed_dim, num_heads: g.num_heads, spatial_merge_size: g.spatial_merge_size, patch_size: 16 } };
+        json = { model_type: 'qwen2_vl', vision_config: { embed_dim: g.embed_dim, num_heads: g.num_heads, spatial_merge_size: g.spatial_merge_size, patch_size: 14 } };
+        for (const t of ['qwen2_5_vl', 'qwen3_vl']) {
+          alt.push({ model_type: t, vision_config: { model_type: t, hidden_size: g.embed_dim, num_heads: g.num_heads, spatial_merge_size: g.spatial_merge_size, patch_size: 16 } });
+        }
         assert.equal(g.theta, 10000);
         grid = { gridThw: c.grid_thw };
       } else {
         json = { model_type: 'llama4', vision_config: { model_type: 'llama4_vision_model', image_size: g.image_size, patch_size: g.patch_size, hidden_size: g.hidden_size, num_attention_heads: g.num_attention_heads, rope_theta: g.rope_theta } };
         grid = { gridH: g.patches_per_side, gridW: g.patches_per_side };
       }
-      const vis = pe.ropeFromHFConfig(json, { part: 'vision' });
       const [, , S, D] = c.shape;
-      assert.equal(vis.headDim, D, `${c.id}: head dim`);
-      for (const r of [vis]) {
-        const { cos, sin, n } = r.cosSin(grid);
-        assert.equal(n, S);
-        assert.ok(tableError(cos, c.expected.cos_f64, n, D / 2) <= 2e-6, `${c.id}: cos`);
-        assert.ok(tableError(sin, c.expected.sin_f64, n, D / 2) <= 2e-6, `${c.id}: sin`);
+      for (const config of [json, ...alt]) {
+        const spec = pe.fromHFConfig({ ...config, text_config: { model_type: 'qwen2', num_hidden_layers: 1, head_dim: 8 } });
+        const single = pe.ropeFromHFConfig(config, { part: 'vision' });
+        for (const r of [single, spec.vision.rope]) {
+          const what = `${c.id} (${config.model_type})`;
+          assert.equal(r.headDim, D, `${what}: head dim`);
+          const { cos, sin, n } = r.cosSin(grid);
+          assert.equal(n, S);
+          assert.ok(tableError(cos, c.expected.cos_f64, n, D / 2) <= 2e-6, `${what}: cos`);
+          assert.ok(tableError(sin, c.expected.sin_f64, n, D / 2) <= 2e-6, `${what}: sin`);
+        }
+        single.free();
+        spec.free();
       }
-      vis.free();
     }
   });
 
