@@ -1,6 +1,7 @@
 // pe.attention with an M-RoPE rope (Qwen2/2.5-VL chunked, Qwen3-VL interleaved), on the SIMD and scalar builds:
 // - equal, bit for bit, to rotating q and k with rope.apply (three streams) and attending with no rope, over
-//   random shapes, both layouts, both pairings, partial rotary, GQA, causal, key masks, shared / per-sequence /
+//   random shapes, both layouts, both pairings, partial rotary, GQA, causal, key masks, ALiBi (by token order),
+//   the returned weights, shared / per-sequence /
 //   mixed positions, kRotated, strided views in a fused QKV buffer and pe.tensor inputs (left unmodified);
 // - the SIMD and scalar builds agree bit for bit;
 // - within 2e-5 of a naive double reference (M-RoPE written out from the section rules, attention with the
@@ -111,6 +112,7 @@ function randomCase(rng) {
     q: uniform(rng, B * H * Sq * D), k: uniform(rng, B * KVH * Sk * D), v: uniform(rng, B * KVH * Sk * D),
     kRotated: rng.uniform() < 0.2,
     base: rng.pick([1e4, 1e6]),
+    alibi: rng.uniform() < 0.2,
   };
 }
 
@@ -123,12 +125,12 @@ function viaApply(pe, rope, c) {
   const { s, layout } = c;
   const qr = rope.apply(c.q.slice(), { shape: shapeFor(layout, [s.batch, s.qLen, s.heads, s.headDim]), layout, positions: c.pq });
   const kr = c.kRotated ? c.k : rope.apply(c.k.slice(), { shape: shapeFor(layout, [s.batch, s.kLen, s.kvHeads, s.headDim]), layout, positions: c.pk });
-  return pe.attention(qr, kr, c.v, { shape: s, layout, causal: c.causal, mask: c.mask }).out;
+  return pe.attention(qr, kr, c.v, { shape: s, layout, causal: c.causal, mask: c.mask, alibi: c.alibi, returnWeights: true });
 }
 
 function withMrope(pe, rope, c, extra = {}) {
   return pe.attention(c.q, c.k, c.v, {
-    shape: c.s, layout: c.layout, causal: c.causal, mask: c.mask, rope, positions: { q: c.pq, k: c.pk }, kRotated: c.kRotated, ...extra,
+    shape: c.s, layout: c.layout, causal: c.causal, mask: c.mask, alibi: c.alibi, rope, positions: { q: c.pq, k: c.pk }, kRotated: c.kRotated, ...extra,
   }).out;
 }
 
@@ -152,7 +154,12 @@ test('M-RoPE attention equals rope.apply then attention without a rope, bit for 
       const got = withMrope(pe, rope, c);
       assertBitEqual(c.q, q0, `${what} ${name}: q unmodified`);
       assertBitEqual(c.k, k0, `${what} ${name}: k unmodified`);
-      assertBitEqual(got, viaApply(pe, rope, c), `${what} ${name}: = rope.apply + attention`);
+      const want = viaApply(pe, rope, c);
+      assertBitEqual(got, want.out, `${what} ${name}: = rope.apply + attention`);
+      const weights = pe.attention(c.q, c.k, c.v, {
+        shape: c.s, layout: c.layout, causal: c.causal, mask: c.mask, alibi: c.alibi, rope, positions: { q: c.pq, k: c.pk }, kRotated: c.kRotated, returnWeights: true,
+      }).weights;
+      assertBitEqual(weights, want.weights, `${what} ${name}: weights`);
       outs.push(got);
       rope.free();
     }
@@ -164,7 +171,7 @@ test('M-RoPE attention is within 2e-5 of a naive double reference (causal by tok
   const builds = await both();
   const rng = makeRng(1302);
   for (let t = 0; t < 30; t++) {
-    const c = { ...randomCase(rng), kRotated: false };
+    const c = { ...randomCase(rng), kRotated: false, alibi: false };
     const { s, layout } = c;
     const common = { layout, rd: c.rd, base: c.base, pairing: c.pairing, section: c.section, interleaved: c.interleaved };
     const qd = refMrope(c.q, { ...common, shape: [s.batch, s.qLen, s.heads, s.headDim], pos3: c.pq, rows: c.qRows });
