@@ -13,6 +13,7 @@
 // - bad positions are TypeErrors / RangeErrors naming options.positions.q / .k.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { BUILDS, loadBuild, makeRng, assertThrowsNaming, assertBitEqual, shapeFor } from './helpers.js';
 import { at } from './attention-ref.js';
 import { refMrope } from './mrope-ref.js';
@@ -337,4 +338,45 @@ test('M-RoPE attention: bad positions are TypeErrors / RangeErrors naming the ar
   // plain rope.apply-style one-stream positions are refused by length, not read as one stream
   assertThrowsNaming(() => call({ q: new Int32Array(3), k: new Int32Array(4) }), RangeError, 'options.positions.q');
   rope.free();
+});
+
+test('a left-padded batch: pe.mropePositions feeds pe.attention (mask + causal) = one call per sequence, the double reference', async () => {
+  const builds = await both();
+  const INDEX = JSON.parse(readFileSync(new URL('../golden/mrope/mrope_index.json', import.meta.url), 'utf8'));
+  const rng = makeRng(1307);
+  for (const c of INDEX.cases.filter((x) => x.inputs.attention_mask !== null)) {
+    const i = c.inputs;
+    const o = { config: { model_type: c.model, ...c.config }, attentionMask: i.attention_mask, imageGridThw: i.image_grid_thw, videoGridThw: i.video_grid_thw };
+    if (i.second_per_grid_ts !== undefined) o.secondPerGridTs = i.second_per_grid_ts;
+    const [, B, S] = c.expected.shape;
+    const D = 16;
+    const s = { batch: B, heads: 2, kvHeads: 1, qLen: S, kLen: S, headDim: D };
+    const q = uniform(rng, B * S * 2 * D);
+    const k = uniform(rng, B * S * D);
+    const v = uniform(rng, B * S * D);
+    const mask = Int32Array.from(i.attention_mask.flat());
+    const section = [2, 3, 3];
+    const interleaved = c.model === 'qwen3_vl';
+    for (const [name, pe] of builds) {
+      const { positions } = pe.mropePositions(i.input_ids, o);
+      assert.deepEqual(Array.from(positions), c.expected.position_ids.flat(Infinity), `${c.id}: the golden position ids`);
+      const rope = pe.rope({ headDim: D, base: 1e4, mrope: { section, interleaved } });
+      const got = pe.attention(q, k, v, { shape: s, causal: true, mask, rope, positions: { q: positions, k: positions } }).out;
+      const qd = refMrope(q, { shape: [B, S, 2, D], layout: 'bshd', pos3: positions, rows: B * S, rd: D, base: 1e4, pairing: 'half', section, interleaved });
+      const kd = refMrope(k, { shape: [B, S, 1, D], layout: 'bshd', pos3: positions, rows: B * S, rd: D, base: 1e4, pairing: 'half', section, interleaved });
+      const want = refAttention(qd, kd, v, s, { layout: 'bshd', causal: true, mask });
+      let worst = 0;
+      for (let e = 0; e < got.length; e++) worst = Math.max(worst, Math.abs(got[e] - want[e]));
+      assert.ok(worst <= TOL, `${c.id} ${name}: max |out − ref| = ${worst}`);
+      // each sequence of the padded batch = a batch-1 call on it (same kLen, its mask row), bit for bit
+      for (let b = 0; b < B; b++) {
+        const sub = (x, w) => x.slice(b * S * w, (b + 1) * S * w);
+        const p1 = new Int32Array(3 * S);
+        for (let a = 0; a < 3; a++) p1.set(positions.subarray(a * B * S + b * S, a * B * S + (b + 1) * S), a * S);
+        const one = pe.attention(sub(q, 2 * D), sub(k, D), sub(v, D), { shape: { ...s, batch: 1 }, causal: true, mask: sub(mask, 1), rope, positions: { q: p1, k: p1 } }).out;
+        assertBitEqual(sub(got, 2 * D), one, `${c.id} ${name}: sequence ${b} = its own call`);
+      }
+      rope.free();
+    }
+  }
 });
