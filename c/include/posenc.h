@@ -266,6 +266,13 @@ pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const fl
 /* Scans positions once: PE_ERR_POSITION if any is negative, else *max_position = the largest (0 if n == 0). */
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions);
 
+/* dst[i] = src[i] converted from src_dtype to dst_dtype (pe_dtype), i < n: exact widening, and narrowing
+ * rounded to nearest even with NaN/Inf/subnormals as in pe_rope_apply's 16-bit store (c/src/f16.h), in both
+ * builds bit for bit; float16 <-> bfloat16 goes through float32 (exact), so it is rounded once. The same
+ * dtype is a plain copy (bits kept, a signalling NaN too). dst and src must not overlap unless equal.
+ * PE_ERR_FIELD_VALUE for an unknown dtype, PE_ERR_SHAPE for n < 0. */
+pe_status pe_convert(void *dst, int32_t dst_dtype, const void *src, int32_t src_dtype, int64_t n);
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Multimodal (M-RoPE) and 2D vision RoPE                                                         */
 /* ---------------------------------------------------------------------------------------------- */

@@ -209,4 +209,23 @@ use(logits, attention, loss, accuracy, text, info, viaModels, err);
 model.free();
 fetched.free();
 
+// ---- 16-bit storage (issue 11): tensors of a dtype, and the dtype flowing into calls ------------------------------
+const h16 = pe.tensor(2 * 3 * 64, { dtype: 'float16' });
+type _h16 = Expect<Equal<typeof h16, Tensor<'float16'>>>;
+type _h16array = Expect<Equal<typeof h16.array, Uint16Array>>;
+type _h16dtype = Expect<Equal<typeof h16.dtype, 'float16'>>;
+const b16 = pe.tensor(Float32Array.of(1, 2), { dtype: 'bfloat16' });
+const b16bits = pe.tensor(new Uint16Array(4), { dtype: 'bfloat16' });
+type _b16 = Expect<Equal<typeof b16, Tensor<'bfloat16'>>>;
+const f32t = pe.tensor(4, { dtype: 'float32' });
+type _f32t = Expect<Equal<typeof f32t.array, Float32Array>>;
+// @ts-expect-error a Uint16Array needs a 16-bit dtype
+pe.tensor(new Uint16Array(4));
+const h16rot = r1.apply(h16, { shape: [1, 2, 3, 64] }); // its own dtype
+type _h16rot = Expect<Equal<typeof h16rot, Tensor<'float16'>>>;
+r1.apply(new Uint16Array(64), { shape: [1, 1, 1, 64], dtype: 'bfloat16', k: b16bits.array.subarray(0, 0) });
+// @ts-expect-error a 16-bit tensor is not float32 input
+pe.alibiBias(1, 2, 2, { out: h16 });
+use(b16, b16bits);
+
 use(simd, bytes);

@@ -30,14 +30,25 @@ export interface InitOptions {
 export function init(options?: InitOptions): Promise<Posenc>;
 export default init;
 
-/** A float32 array that lives in wasm memory: pass it wherever a Float32Array is accepted, with no copy. */
-export interface Tensor {
+/** A storage type: float32, or 16-bit float16 (IEEE binary16) / bfloat16 held as raw bit patterns. */
+export type Dtype = 'float32' | 'float16' | 'bfloat16';
+export type HalfDtype = 'float16' | 'bfloat16';
+
+/**
+ * An array that lives in wasm memory: pass it wherever data of its dtype is accepted, with no copy; its dtype
+ * is the default dtype of the call it is passed to (a different options.dtype is a TypeError). `Tensor` alone
+ * is a float32 tensor.
+ */
+export interface Tensor<D extends Dtype = 'float32'> {
   /**
-   * A view of the data. Re-derived whenever the wasm memory has grown (any posenc call may grow it), so read
-   * it again after each call instead of keeping it. Throws a TypeError after free().
+   * A view of the data: a Float32Array, or for a 16-bit tensor a Uint16Array of the raw bit patterns (in every
+   * engine, also where Float16Array exists: bits are kept exactly). Re-derived whenever the wasm memory has
+   * grown (any posenc call may grow it), so read it again after each call instead of keeping it. Throws a
+   * TypeError after free().
    */
-  readonly array: Float32Array;
+  readonly array: D extends 'float32' ? Float32Array : Uint16Array;
   readonly length: number;
+  readonly dtype: D;
   /** True once free() has been called. */
   readonly freed: boolean;
   /** Releases the memory; calling it again does nothing. */
@@ -45,13 +56,25 @@ export interface Tensor {
 }
 
 /** Options of pe.tensor(). */
-export interface TensorOptions {
-  /** The storage type; 'float32' (the default) is the one so far. */
-  dtype?: 'float32';
+export interface TensorOptions<D extends Dtype = Dtype> {
+  /**
+   * The storage type; default 'float32' (a Float16Array: 'float16'). A Uint16Array source needs a 16-bit dtype
+   * (its bits are copied); a Float32Array source with a 16-bit dtype is rounded to nearest even.
+   */
+  dtype?: D | null;
 }
 
 /** Float input: copied in and out (Float32Array) or used in place (Tensor, or a Float32Array viewing wasm memory). */
 export type FloatInput = Float32Array | Tensor;
+
+/**
+ * 16-bit input: a Uint16Array of raw bits (copied in and out unless it views wasm memory), a 16-bit Tensor (in
+ * place), or at run time a Float16Array where the engine has one (float16).
+ */
+export type HalfInput = Uint16Array | Tensor<'float16'> | Tensor<'bfloat16'>;
+
+/** Data of any storage type. */
+export type DataInput = FloatInput | HalfInput;
 
 /** Positions: Int32Array, or any array-like of integers in [0, 2^31 - 1]. */
 export type Positions = Int32Array | ArrayLike<number>;
@@ -254,7 +277,7 @@ export interface ApplyOptions {
    * (A Float32Array viewing wasm memory that the call detached must be re-read from its tensor: only x's
    * fresh view is returned.)
    */
-  k?: FloatInput | Uint16Array | null;
+  k?: DataInput | null;
   /**
    * Heads of k (grouped-query / multi-query attention: fewer key heads than query heads); default
    * the shape's heads. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide heads.
@@ -270,11 +293,12 @@ export interface ApplyOptions {
   /** Element of k where its head (0, 0, 0) starts; default 0. Only with k. */
   kOffset?: number | null;
   /**
-   * Storage type of x (and k); default 'float32', or 'float16' for a Float16Array. 16-bit data are a Uint16Array
-   * of raw bits (either type) or a Float16Array (float16); rotated in float32 arithmetic, rounded to nearest
-   * even on store. An array that does not match is a TypeError naming it.
+   * Storage type of x (and k); default x's own: a Tensor's dtype, 'float16' for a Float16Array, else 'float32'.
+   * 16-bit data are a Uint16Array of raw bits (either type), a Float16Array (float16) or a 16-bit Tensor
+   * (rotated in place); rotated in float32 arithmetic, rounded to nearest even on store. An array or tensor that
+   * does not match is a TypeError naming it.
    */
-  dtype?: 'float32' | 'float16' | 'bfloat16';
+  dtype?: Dtype;
 }
 
 /** The second argument of rope.cosSin in its options form. */
@@ -357,7 +381,7 @@ export interface Rope {
    * seqLen (kRotated false) is not what HF computes once the cache crosses the switch. Tested against a
    * float64 reference across the switch in tests/js/strides-kvcache.test.js.
    */
-  apply<T extends FloatInput | Uint16Array>(x: T, options: ApplyOptions): T;
+  apply<T extends DataInput>(x: T, options: ApplyOptions): T;
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta (either sign): a pure rotation, so
    * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x. An M-RoPE rope also takes
@@ -485,8 +509,13 @@ export interface Posenc {
    * families. Free the result's ropes with spec.free().
    */
   fromHFConfig(config: Record<string, unknown>, options?: FromHFConfigOptions): HFPositionSpec;
-  /** A float32 array in wasm memory: zero-filled of the given length, or a copy of a Float32Array. */
-  tensor(lengthOrArray: number | Float32Array, options?: TensorOptions): Tensor;
+  /**
+   * An array in wasm memory: zero-filled of the given length, or a copy of an array. float32 by default; with
+   * options.dtype 'float16' | 'bfloat16' a 16-bit tensor, from a length, a Uint16Array of raw bits, a
+   * Float32Array (rounded to nearest even) or a Float16Array.
+   */
+  tensor(lengthOrArray: number | Float32Array, options?: TensorOptions<'float32'>): Tensor<'float32'>;
+  tensor<D extends HalfDtype>(lengthOrArray: number | Float32Array | Uint16Array, options: TensorOptions<D> & { dtype: D }): Tensor<D>;
 
   /**
    * ALiBi slopes for any head count ≥ 1 (Press et al. 2022, BLOOM's build_alibi_tensor schedule): 2^(-8(h+1)/n)

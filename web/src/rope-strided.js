@@ -4,12 +4,12 @@
 // builds the table and runs the kernel with the view's strides (rope-apply-config.js). Kept apart from the
 // dense decode path (rope-apply.js), which never reaches it unless a call gives strides or offsets.
 
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Length } from './memory.js';
-import { viewBuffer, viewByteOffset, viewLength, typedArraySet } from './typed-arrays.js';
+import { SLOT, MAX_TENSOR_LENGTH, returnData, float32Length, halfLength, locateData } from './memory.js';
+import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
 import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
 import { positionsLength, tableHit, buildTable, rerotateTable } from './rope-table.js';
 import { mropeRows, buildMropeTable } from './mrope.js';
-import { resolveDtype, checkHalf } from './rope-dtype.js';
+import { resolveDtype } from './rope-dtype.js';
 import { stridedConfig, clearStrides } from './rope-apply-config.js';
 
 const APPLY = 'rope.apply';
@@ -73,17 +73,12 @@ function unstageSpan(heap, span, ptr) {
 }
 
 /**
- * Locates a strided argument: [length, loc] with loc its byte pointer in wasm memory (float32 tensors and views
- * of wasm memory: rotated in place) or -1 (copied: any staged Float32Array, and 16-bit data always).
+ * Locates a strided argument: [length, loc] with loc its byte pointer in wasm memory (tensors and views of
+ * wasm memory: rotated in place) or -1 (an array whose touched span is copied).
  */
-function locateStrided(heap, a, name, dtype) {
-  if (dtype === 0) {
-    const len = float32Length(heap, a, APPLY, name);
-    return [len, locateFloat32(heap, a, len, APPLY, name)];
-  }
-  const len = viewLength(a);
-  checkHalf(APPLY, name, a, len, dtype);
-  return [len, -1];
+function locateStrided(heap, a, name, dtype, where = APPLY) {
+  const len = dtype === 0 ? float32Length(heap, a, where, name) : halfLength(heap, a, dtype, where, name);
+  return [len, locateData(heap, a, len, dtype, where, name)];
 }
 
 /** rope.apply with strides / offsets (see rope-view.js for the view and the checks). */
@@ -173,7 +168,7 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
   }
   if (xSpan !== null) unstageSpan(heap, xSpan, xSpanPtr);
   if (kSpan !== null) unstageSpan(heap, kSpan, kPtr);
-  return xLoc === -1 ? x : returnFloat32(heap, x, xLoc, xLoc, xLen);
+  return xLoc === -1 ? x : returnData(heap, x, xLoc, xLoc, xLen, dtype);
 }
 
 function copySpanIn(heap, span, ptr) {
@@ -184,21 +179,21 @@ function copySpanIn(heap, span, ptr) {
 /**
  * rope.rerotate with strides / offset: every head vector of the view turns by the same angle. The kernel reads
  * one table row per seq index, so the shorter of the batch and seq axes is given to it as "seq" (the axes
- * only address elements here) and the table holds that many equal rows.
+ * only address elements here) and the table holds that many equal rows. dtype: x's pe_dtype (resolved).
  */
-export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
+export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl, dtype = 0) {
   const heap = st.ctx.heap;
   const D = st.headDim;
   const [B, S, H] = dims;
-  const xLen = float32Length(heap, x, where, 'x');
-  const xLoc = locateFloat32(heap, x, xLen, where, 'x');
+  const esz = dtype === 0 ? 4 : 2;
+  const [xLen, xLoc] = locateStrided(heap, x, 'x', dtype, where);
   const v = resolveView(where, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
   let span = null;
   let xPtr;
   if (xLoc !== -1) {
-    xPtr = xLoc + v.off * 4;
+    xPtr = xLoc + v.off * esz;
   } else {
-    span = spanOf(x, v.off, v.end, 4);
+    span = spanOf(x, v.off, v.end, esz);
     xPtr = stageSpan(heap, span, SLOT.X, where);
   }
   if (delta !== 0) {
@@ -209,7 +204,7 @@ export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
     const { cosPtr, sinPtr } = rerotateTable(st, where, delta, cs, sl);
     const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
     try {
-      const status = st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view));
+      const status = st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view, dtype));
       if (status !== 0) throw st.ctx.statusError(where, status);
     } finally {
       clearStrides(st);
@@ -219,5 +214,5 @@ export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
     unstageSpan(heap, span, xPtr);
     return x;
   }
-  return returnFloat32(heap, x, xLoc, xLoc, xLen);
+  return returnData(heap, x, xLoc, xLoc, xLen, dtype);
 }

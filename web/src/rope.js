@@ -13,7 +13,8 @@
 // rope-strided.js, the apply config block is rope-apply-config.js.
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, describe, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, stageFloat32, returnFloat32, float32Overlap, float32Length, stageInt32s } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Overlap, float32Length, halfLength, locateData, stageData, returnData, stageInt32s } from './memory.js';
+import { resolveDtype } from './rope-dtype.js';
 import { readShape, newView, LAYOUTS } from './rope-view.js';
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
@@ -28,7 +29,7 @@ export { LAYOUTS };
 const APPLY = 'rope.apply';
 const COS_SIN_KEYS = knownKeys('seqLen', 'out');
 const OUT_KEYS = knownKeys('cos', 'sin');
-const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen', 'strides', 'offset');
+const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen', 'strides', 'offset', 'dtype');
 
 function checkCosSinKeys(where, o, out) {
   for (const key in o) if (key !== 'seqLen' && key !== 'out') checkKnownKeys(where, 'options', o, COS_SIN_KEYS);
@@ -198,6 +199,7 @@ class Rope {
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta: x at position p becomes x at p + delta.
    * A pure rotation (no attention factor), so it composes: rerotate(apply(x, p), d) == apply(x, p + d).
+   * options.dtype as for apply (default x's own): 16-bit x is turned in float32 arithmetic and rounded once.
    */
   rerotate(x, delta, options) {
     const where = 'rope.rerotate';
@@ -213,6 +215,7 @@ class Rope {
     if (!(l === undefined || l === null || l === 'bshd' || l === 'bhsd')) checkEnum(where, 'options.layout', l, LAYOUTS);
     const bhsd = l === 'bhsd';
     const sl = seqLenArg(where, o.seqLen, st.seqLenNone);
+    const dtype = resolveDtype(where, o.dtype, x);
     const strided = (o.strides !== undefined && o.strides !== null) || (o.offset !== undefined && o.offset !== null);
     let total;
     let dims = null;
@@ -221,32 +224,39 @@ class Rope {
       total = dims[0] * dims[1] * dims[2] * D;
     } else {
       if (strided) throw typeError(where, 'options.shape must be given with options.strides or options.offset', undefined);
-      total = float32Length(heap, x, where, 'x');
+      total = dtype === 0 ? float32Length(heap, x, where, 'x') : halfLength(heap, x, dtype, where, 'x');
       if (total % D !== 0) {
         throw new RangeError(`${where}: x.length must be a multiple of headDim (${D}) when options.shape is not given, got ${total}`);
       }
     }
-    if (strided) return rerotateStrided(st, where, x, delta, o.strides, o.offset, dims, bhsd, sl);
+    if (strided) return rerotateStrided(st, where, x, delta, o.strides, o.offset, dims, bhsd, sl, dtype);
     // Dense: every head vector turns by the same angle, so the layout does not matter here.
-    const xLoc = locateFloat32(heap, x, total, where, 'x');
-    const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
+    const xLoc = locateData(heap, x, total, dtype, where, 'x');
+    const xPtr = stageData(heap, x, xLoc, total, dtype, SLOT.X, where);
     if (deltas !== null) {
-      // the positive parts forward, the negative ones inverse: rotations of a pair commute
+      // the positive parts forward, the negative ones inverse: rotations of a pair commute. 16-bit data are
+      // widened into float32 scratch for the two passes and rounded once at the end, as one rotation would be.
+      let wPtr = xPtr;
+      if (dtype !== 0 && total !== 0) {
+        wPtr = heap.scratch(SLOT.RESULT, total * 4, where, 'a float32 copy of the 16-bit x');
+        check(st, where, ex.pe_convert(wPtr, 0, xPtr, dtype, BigInt(total)));
+      }
       for (const [pos3, inverse] of [[deltas.map((d) => Math.max(d, 0)), false], [deltas.map((d) => Math.max(-d, 0)), true]]) {
         if (total === 0 || (pos3[0] === 0 && pos3[1] === 0 && pos3[2] === 0)) continue;
         const { cosPtr, sinPtr } = mropeRow(st, where, pos3, sl, 1 / st.scale);
         const rotation = inverse ? st.rotateInverse : st.rotateForward;
-        check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
+        check(st, where, ex.pe_rope_apply(st.ptr, wPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
       }
-      return returnFloat32(heap, x, xLoc, xPtr, total);
+      if (wPtr !== xPtr) check(st, where, ex.pe_convert(xPtr, dtype, wPtr, 0, BigInt(total)));
+      return returnData(heap, x, xLoc, xPtr, total, dtype);
     }
     if (delta !== 0 && total !== 0) {
       // Every head vector is a row of the (rows, 1, 1, headDim) view of x.
       const { cosPtr, sinPtr } = rerotateTable(st, where, delta, 1, sl);
       const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
-      check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
+      check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation, dtype)));
     }
-    return returnFloat32(heap, x, xLoc, xPtr, total);
+    return returnData(heap, x, xLoc, xPtr, total, dtype);
   }
 
   /** Releases the C object and the cached table; calling it again does nothing. Any other method then throws. */
