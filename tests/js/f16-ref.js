@@ -50,3 +50,52 @@ export function ulpAt(dtype, r) {
   return 2 ** (e - f.mant);
 }
 
+
+/**
+ * Asserts that every 16-bit result `got` (bits) is within 1 ulp of the storage type of `want[i]` (double), plus
+ * `slack(i)` (the float32 arithmetic's own error bound, where the caller has one; 0 otherwise). Counts into
+ * `stats` ({ n, worst, over }): over = results past 1 ulp that the slack allowed. NaN / ±Inf want the same.
+ */
+export function assertWithinUlp(stats, dtype, got, want, slack, label) {
+  for (let i = 0; i < got.length; i++) {
+    const g = decode(dtype, got[i]);
+    const w = want[i];
+    stats.n++;
+    if (!Number.isFinite(w) || !Number.isFinite(g)) {
+      if (Object.is(g, w) || (Number.isNaN(g) && Number.isNaN(w))) continue;
+      // a finite value just past the format's largest rounds to Inf: within 1 ulp of it is what that means
+      if (Number.isFinite(w) && Math.abs(w) - ulpAt(dtype, w) <= maxFinite(dtype) && g === Math.sign(w) * Infinity) continue;
+      throw new Error(`${label}[${i}]: got ${g}, want ${w}`);
+    }
+    const ulp = ulpAt(dtype, w);
+    const err = Math.abs(g - w);
+    stats.worst = Math.max(stats.worst, err / ulp);
+    if (err > ulp) {
+      const s = slack === null ? 0 : slack(i);
+      if (err > ulp + s) throw new Error(`${label}[${i}] (${dtype}): got ${g}, want ${w}: ${(err / ulp).toFixed(3)} ulps (slack ${s})`);
+      stats.over++;
+    }
+  }
+}
+
+/** The largest finite value of the storage type. */
+export function maxFinite(dtype) {
+  return FMT[dtype].maxFinite;
+}
+
+/** The 16-bit arrays are equal bit for bit, except that any two NaNs count as equal (their payload is open). */
+export function assertHalfEqual(dtype, a, b, what) {
+  if (a.length !== b.length) throw new Error(`${what}: length ${a.length} vs ${b.length}`);
+  const inf = dtype === 'float16' ? 0x7c00 : 0x7f80;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === b[i]) continue;
+    const nanA = (a[i] & 0x7fff) > inf;
+    const nanB = (b[i] & 0x7fff) > inf;
+    if (nanA && nanB) continue;
+    throw new Error(`${what}: element ${i} differs: 0x${a[i].toString(16)} vs 0x${b[i].toString(16)}`);
+  }
+}
+
+export function newStats() {
+  return { n: 0, worst: 0, over: 0 };
+}

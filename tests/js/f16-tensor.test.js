@@ -106,7 +106,7 @@ for (const build of BUILDS) {
         assertThrowsNaming(() => rope.apply(t, { shape, positions, k: new Float32Array(n / 2), kHeads: 1 }), TypeError, 'options.k', dtype);
         assertThrowsNaming(() => rope.apply(t, { shape: [2, 3, 1, 8], positions }), RangeError, 'x.length', String(n / 2));
         assertThrowsNaming(() => pe.alibiBias(1, 2, 2, { out: pe.tensor(4, { dtype }) }), TypeError, 'options.out', dtype, 'float32');
-        assertThrowsNaming(() => rope.cosSin([0], { out: { cos: pe.tensor(4, { dtype }), sin: pe.tensor(4) } }), TypeError, 'options.out.cos', dtype);
+        assertThrowsNaming(() => rope.cosSin([0], { out: { cos: pe.tensor(4, { dtype }), sin: pe.tensor(4) } }), TypeError, 'options.out.sin', dtype);
         for (const x of [t, kt, t2, ft]) x.free();
       }
       // a float32 tensor with a 16-bit dtype

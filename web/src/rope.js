@@ -13,8 +13,9 @@
 // rope-strided.js, the apply config block is rope-apply-config.js.
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, describe, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Overlap, float32Length, halfLength, locateData, stageData, returnData, stageInt32s } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Overlap, float32Length, halfLength, locateData, stageData, returnData, stageInt32s, tensorDtype } from './memory.js';
 import { resolveDtype } from './rope-dtype.js';
+import { cosSin16 } from './rope-cossin.js';
 import { readShape, newView, LAYOUTS } from './rope-view.js';
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
@@ -27,12 +28,12 @@ import { rerotateStrided } from './rope-strided.js';
 export { LAYOUTS };
 
 const APPLY = 'rope.apply';
-const COS_SIN_KEYS = knownKeys('seqLen', 'out');
+const COS_SIN_KEYS = knownKeys('seqLen', 'out', 'dtype');
 const OUT_KEYS = knownKeys('cos', 'sin');
 const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen', 'strides', 'offset', 'dtype');
 
 function checkCosSinKeys(where, o, out) {
-  for (const key in o) if (key !== 'seqLen' && key !== 'out') checkKnownKeys(where, 'options', o, COS_SIN_KEYS);
+  for (const key in o) if (key !== 'seqLen' && key !== 'out' && key !== 'dtype') checkKnownKeys(where, 'options', o, COS_SIN_KEYS);
   if (out !== null) for (const key in out) if (key !== 'cos' && key !== 'sin') checkKnownKeys(where, 'options.out', out, OUT_KEYS);
 }
 
@@ -122,23 +123,44 @@ class Rope {
   }
 
   /**
-   * cosSin(positions, seqLen?) or cosSin(positions, { seqLen, out: { cos, sin } }): the (n, nFreq) tables.
+   * cosSin(positions, seqLen?) or cosSin(positions, { seqLen, out: { cos, sin }, dtype }): the (n, nFreq) tables.
    * With out, they are written into out.cos / out.sin (Float32Arrays or pe.tensors of n * nFreq; a tensor is
-   * written in place, zero-copy) and returned in the result instead of new arrays.
+   * written in place, zero-copy) and returned in the result instead of new arrays. dtype 'float16' | 'bfloat16'
+   * (default: out.cos's own, if it is a tensor): the tables in 16-bit storage (rope-cossin.js), Uint16Arrays of
+   * raw bits, or out's 16-bit arrays / tensors.
    */
   cosSin(positions, seqLenOrOptions) {
     const where = 'rope.cosSin';
     const st = Rope.live(this, where);
-    if (st.mrope !== null) return mropeCosSin(st, where, positions, seqLenOrOptions); // positions [3][n]
+    const isOptions =
+      seqLenOrOptions !== null && typeof seqLenOrOptions === 'object' && !Array.isArray(seqLenOrOptions) && !ArrayBuffer.isView(seqLenOrOptions);
+    // 16-bit tables (rope-cossin.js): options.dtype, or the dtype of an options.out.cos tensor
+    if (isOptions) {
+      const o = seqLenOrOptions;
+      const out = o.out ?? null;
+      const dt = o.dtype;
+      const outCos = out !== null && typeof out === 'object' ? out.cos : undefined;
+      if ((dt !== undefined && dt !== null) || tensorDtype(outCos) > 0) {
+        if (out !== null && (typeof out !== 'object' || Array.isArray(out) || ArrayBuffer.isView(out))) {
+          throw typeError(where, 'options.out must be { cos, sin }: arrays or pe.tensors of positions.length * nFreq', out);
+        }
+        checkCosSinKeys(where, o, out);
+        const dtype = resolveDtype(where, dt, outCos, 'options.out.cos');
+        if (dtype !== 0) return cosSin16(st, where, positions, o.seqLen, out, dtype);
+      }
+    }
+    if (st.mrope !== null) {
+      // positions [3][n]; mrope.js knows only seqLen, so a float32 dtype is taken off here
+      if (isOptions && seqLenOrOptions.dtype !== undefined) {
+        const { dtype: _, ...rest } = seqLenOrOptions;
+        return mropeCosSin(st, where, positions, rest);
+      }
+      return mropeCosSin(st, where, positions, seqLenOrOptions);
+    }
     const { heap, exports: ex } = st.ctx;
     let seqLen = seqLenOrOptions;
     let out = null;
-    if (
-      seqLenOrOptions !== null &&
-      typeof seqLenOrOptions === 'object' &&
-      !Array.isArray(seqLenOrOptions) &&
-      !ArrayBuffer.isView(seqLenOrOptions)
-    ) {
+    if (isOptions) {
       seqLen = seqLenOrOptions.seqLen;
       out = seqLenOrOptions.out ?? null;
       if (out !== null && (typeof out !== 'object' || Array.isArray(out) || ArrayBuffer.isView(out))) {
