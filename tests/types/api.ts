@@ -226,6 +226,20 @@ type _h16rot = Expect<Equal<typeof h16rot, Tensor<'float16'>>>;
 r1.apply(new Uint16Array(64), { shape: [1, 1, 1, 64], dtype: 'bfloat16', k: b16bits.array.subarray(0, 0) });
 // @ts-expect-error a 16-bit tensor is not float32 input
 pe.alibiBias(1, 2, 2, { out: h16 });
+const rerot16 = r1.rerotate(h16, -5, { dtype: 'float16' });
+type _rerot16 = Expect<Equal<typeof rerot16, Tensor<'float16'>>>;
+const cs16 = r1.cosSin([0, 1], { dtype: 'bfloat16' });
+type _cs16 = Expect<Equal<typeof cs16.cos, Uint16Array>>;
+const cs32 = r1.cosSin([0, 1], { dtype: 'float32' });
+type _cs32 = Expect<Equal<typeof cs32.sin, Float32Array>>;
+const csOut = r1.cosSin([0], { out: { cos: pe.tensor(32, { dtype: 'float16' }), sin: new Uint16Array(32) } });
+type _csOut = Expect<Equal<typeof csOut.cos, Tensor<'float16'>>>;
+const sinTab16: Uint16Array = pe.sinusoidal(4, 8, { dtype: 'float16' });
+const sinAdd16: Uint16Array = pe.sinusoidal.add(new Uint16Array(8), { shape: [1, 1, 8], dtype: 'bfloat16' }); // x's own type back
+const learned16 = pe.learned(new Uint16Array(16), { dModel: 8, dtype: 'float16' });
+const l16dtype: 'float32' | 'float16' | 'bfloat16' = learned16.dtype;
+learned16.add(b16, { shape: [1, 1, 2] });
+use(sinTab16, l16dtype, sinAdd16);
 use(b16, b16bits);
 
 use(simd, bytes);

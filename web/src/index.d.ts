@@ -308,8 +308,14 @@ export interface CosSinOptions {
   /**
    * Where to write the tables instead of new arrays: Float32Arrays or Tensors of positions.length · nFreq each
    * (a RangeError otherwise), not overlapping. A Tensor is written by the kernel in place (zero-copy).
+   * With a 16-bit dtype: Uint16Arrays or 16-bit Tensors of that dtype.
    */
-  out?: { cos: FloatInput; sin: FloatInput } | null;
+  out?: { cos: DataInput; sin: DataInput } | null;
+  /**
+   * Storage type of the tables; default 'float32' (or out.cos's own, when it is a 16-bit Tensor). 'float16' |
+   * 'bfloat16': the float32 table rounded once to nearest even (the kernels' store), as Uint16Arrays of raw bits.
+   */
+  dtype?: Dtype | null;
 }
 
 export interface RerotateOptions {
@@ -324,6 +330,12 @@ export interface RerotateOptions {
   offset?: number | null;
   /** Which frequencies (dynamic, longrope); default none (HF's seq_len=None). */
   seqLen?: number;
+  /**
+   * Storage type of x, as for apply (default x's own: a Tensor's dtype, 'float16' for a Float16Array, else
+   * 'float32'). 16-bit x turns in float32 arithmetic and is rounded once on store (M-RoPE deltas of mixed signs
+   * too: both passes in float32, one rounding).
+   */
+  dtype?: Dtype | null;
 }
 
 export interface Rope {
@@ -358,8 +370,10 @@ export interface Rope {
    */
   cosSin(positions: Positions, seqLen?: number | null): { cos: Float32Array; sin: Float32Array };
   /** The same, the second argument as options; with out, the tables are written there and out.cos / out.sin returned. */
-  cosSin(positions: Positions, options: CosSinOptions & { out?: null }): { cos: Float32Array; sin: Float32Array };
-  cosSin<C extends FloatInput, S extends FloatInput>(positions: Positions, options: CosSinOptions & { out: { cos: C; sin: S } }): { cos: C; sin: S };
+  cosSin(positions: Positions, options: CosSinOptions & { out?: null; dtype?: 'float32' | null }): { cos: Float32Array; sin: Float32Array };
+  /** 16-bit tables: Uint16Arrays of raw bits. */
+  cosSin(positions: Positions, options: CosSinOptions & { out?: null; dtype: HalfDtype }): { cos: Uint16Array; sin: Uint16Array };
+  cosSin<C extends DataInput, S extends DataInput>(positions: Positions, options: CosSinOptions & { out: { cos: C; sin: S } }): { cos: C; sin: S };
   /**
    * Rotates x in place and returns it (for a view of wasm memory that the call had to detach: a fresh view of
    * the same elements); with options.k, rotates k too from the same table.
@@ -387,7 +401,7 @@ export interface Rope {
    * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x. An M-RoPE rope also takes
    * [dt, dh, dw], one delta per axis.
    */
-  rerotate<T extends FloatInput>(x: T, delta: number | readonly [number, number, number], options?: RerotateOptions): T;
+  rerotate<T extends DataInput>(x: T, delta: number | readonly [number, number, number], options?: RerotateOptions): T;
   /** Releases the wasm object; calling it again does nothing. Other methods then throw. */
   free(): void;
 }
@@ -552,7 +566,7 @@ export interface Posenc {
    * A learned absolute position table (GPT-2, OPT): `table` is (maxLen + offset, dModel) row-major; position p
    * reads row p + offset. The table is copied into wasm memory once (a Tensor is used in place instead).
    */
-  learned(table: FloatInput, options: LearnedOptions): Learned;
+  learned(table: DataInput, options: LearnedOptions): Learned;
   /**
    * Fused attention, out = softmax(scale · Q Kᵀ + bias) · V, with the online softmax (no qLen × kLen matrix
    * unless returnWeights), RoPE and ALiBi folded in, causal masking and grouped-query / multi-query attention.
@@ -611,6 +625,12 @@ export interface SinusoidalOptions {
   variant?: 'paper' | 'tensor2tensor';
   /** FSMT's padding_idx: the row of this position is all zeros. Default none. */
   paddingIdx?: number | null;
+  /**
+   * Storage type of the table / of x; default 'float32', or out's / x's own (a Tensor's dtype, 'float16' for a
+   * Float16Array). 16-bit: raw bits in a Uint16Array (or Float16Array, or 16-bit Tensor); add widens x exactly,
+   * adds the float32 encoding and rounds once to nearest even.
+   */
+  dtype?: Dtype | null;
 }
 
 export interface SinusoidalTableOptions extends SinusoidalOptions {
@@ -637,11 +657,13 @@ export interface SinusoidalAddOptions extends SinusoidalOptions {
 
 export interface Sinusoidal {
   /** The (seqLen, dModel) table, row r at position offset + r. Angles in double, one rounding to float32. */
-  (seqLen: number, dModel: number, options?: SinusoidalTableOptions & { out?: null }): Float32Array;
+  (seqLen: number, dModel: number, options?: SinusoidalTableOptions & { out?: null; dtype?: 'float32' | null }): Float32Array;
+  /** The table in 16-bit storage: a Uint16Array of raw bits (the float32 table rounded once). */
+  (seqLen: number, dModel: number, options: SinusoidalTableOptions & { out?: null; dtype: HalfDtype }): Uint16Array;
   /** The same, written into options.out, which is returned. */
-  <O extends FloatInput>(seqLen: number, dModel: number, options: SinusoidalTableOptions & { out: O }): O;
+  <O extends DataInput>(seqLen: number, dModel: number, options: SinusoidalTableOptions & { out: O }): O;
   /** x[b, s, :] += PE(position of (b, s)), in place; returns x. */
-  add<T extends FloatInput>(x: T, options: SinusoidalAddOptions): T;
+  add<T extends DataInput>(x: T, options: SinusoidalAddOptions): T;
 }
 
 export interface LearnedOptions {
@@ -651,6 +673,11 @@ export interface LearnedOptions {
   maxLen?: number;
   /** Rows in front of position 0 (OPT: 2, so its padding position −1 reads row 1); default 0. */
   offset?: number;
+  /**
+   * Storage type of the table; default the table's own (a Tensor's dtype, 'float16' for a Float16Array, else
+   * 'float32'). A 16-bit table (a Uint16Array of raw bits with this option) is kept 16-bit: half the memory.
+   */
+  dtype?: Dtype | null;
 }
 
 export interface LearnedAddOptions {
@@ -658,6 +685,11 @@ export interface LearnedAddOptions {
   shape: readonly [number, number, number] | ArrayLike<number>;
   /** Length seq (shared) or batch · seq (one row per sequence); default 0 .. seq − 1 (then seq ≤ maxLen). */
   positions?: LearnedPositions;
+  /**
+   * Storage type of x (default x's own); any x dtype goes with any table dtype: 16-bit values widened exactly,
+   * added in float32, a 16-bit x rounded once to nearest even.
+   */
+  dtype?: Dtype | null;
 }
 
 /**
@@ -673,10 +705,12 @@ export interface Learned {
   readonly dModel: number;
   readonly offset: number;
   readonly freed: boolean;
-  /** (positions.length, dModel): the table rows of the positions. */
+  /** The table's storage type. */
+  readonly dtype: Dtype;
+  /** (positions.length, dModel): the table rows of the positions (a 16-bit table's widened exactly). */
   lookup(positions: LearnedPositions): Float32Array;
   /** x[b, s, :] += table[position(b, s) + offset, :], in place; returns x. */
-  add<T extends FloatInput>(x: T, options: LearnedAddOptions): T;
+  add<T extends DataInput>(x: T, options: LearnedAddOptions): T;
   /** Releases the wasm copy of the table (a Tensor table stays yours); calling it again does nothing. */
   free(): void;
 }
