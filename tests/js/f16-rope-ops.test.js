@@ -98,7 +98,8 @@ for (const build of BUILDS) {
         rope.free();
       }
     }
-    // M-RoPE: a delta per axis with mixed signs turns in two float32 passes and is rounded once
+    // M-RoPE: a delta per axis with mixed signs turns in one pass (each pair by its axis's signed delta) and is
+    // rounded once; strided (a bhsd cache with spare slots) == dense, float32 and 16-bit
     const mrope = pe.rope({ headDim: 16, base: 1e6, mrope: { section: [4, 2, 2] } });
     try {
       const axis = mrope.mrope.pairAxis;
@@ -117,8 +118,22 @@ for (const build of BUILDS) {
           }
         }
         const x = mrope.rerotate(Uint16Array.from(bits), deltas, { dtype });
-        assertWithinUlp(stats, dtype, x, want, () => F32_ERR * 4 * absMax(xin), `M-RoPE ${dtype}`);
+        assertWithinUlp(stats, dtype, x, want, () => F32_ERR * 2 * absMax(xin), `M-RoPE ${dtype}`);
         outputs.set(`${build.name}|${dtype}|rerotate mrope`, x);
+        // the 5 heads as [1, 5, 1, 16] inside a cache with 3 spare slots per head row
+        const cache = new Uint16Array(5 * 19).fill(0x3c00);
+        for (let r = 0; r < 5; r++) cache.set(bits.subarray(r * 16, r * 16 + 16), r * 19);
+        mrope.rerotate(cache, deltas, { dtype, shape: [1, 5, 1, 16], strides: { batch: 95, seq: 19, heads: 19 } });
+        for (let r = 0; r < 5; r++) {
+          assert.deepEqual(cache.subarray(r * 19, r * 19 + 16), x.subarray(r * 16, r * 16 + 16), `M-RoPE ${dtype} strided row ${r}`);
+          assert.deepEqual(Array.from(cache.subarray(r * 19 + 16, r * 19 + 19)), [0x3c00, 0x3c00, 0x3c00], 'spare slots untouched');
+        }
+        const f32 = Float32Array.from(xin);
+        const f32cache = new Float32Array(5 * 19).fill(7);
+        for (let r = 0; r < 5; r++) f32cache.set(f32.subarray(r * 16, r * 16 + 16), r * 19);
+        mrope.rerotate(f32, deltas);
+        mrope.rerotate(f32cache, deltas, { shape: [1, 5, 1, 16], strides: { batch: 95, seq: 19, heads: 19 } });
+        for (let r = 0; r < 5; r++) assert.deepEqual(f32cache.subarray(r * 19, r * 19 + 16), f32.subarray(r * 16, r * 16 + 16), `M-RoPE float32 strided row ${r}`);
       }
     } finally {
       mrope.free();

@@ -332,8 +332,8 @@ export interface RerotateOptions {
   seqLen?: number;
   /**
    * Storage type of x, as for apply (default x's own: a Tensor's dtype, 'float16' for a Float16Array, else
-   * 'float32'). 16-bit x turns in float32 arithmetic and is rounded once on store (M-RoPE deltas of mixed signs
-   * too: both passes in float32, one rounding).
+   * 'float32'). 16-bit x turns in float32 arithmetic and is rounded once on store (M-RoPE deltas too: one pass
+   * turns each pair by its own axis's signed delta).
    */
   dtype?: Dtype | null;
 }

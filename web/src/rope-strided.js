@@ -8,7 +8,7 @@ import { SLOT, MAX_TENSOR_LENGTH, returnData, float32Length, halfLength, locateD
 import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
 import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
 import { positionsLength, tableHit, buildTable, rerotateTable } from './rope-table.js';
-import { mropeRows, buildMropeTable } from './mrope.js';
+import { mropeRows, buildMropeTable, mropeRow, mropePairAxis } from './mrope.js';
 import { resolveDtype } from './rope-dtype.js';
 import { stridedConfig, clearStrides } from './rope-apply-config.js';
 
@@ -177,11 +177,36 @@ function copySpanIn(heap, span, ptr) {
 }
 
 /**
+ * The table of an M-RoPE shift by one delta per axis [dt, dh, dw]: `rows` equal rows for the positions |delta|,
+ * scaled by 1/a (a pure rotation), with the sin of every pair whose axis delta is negative negated. Cos is even
+ * and sin odd, so one forward pass turns each pair by its own signed angle: mixed signs cost one pass, and
+ * 16-bit data are rounded once.
+ */
+export function mropeShiftTable(st, where, deltas, rows, sl) {
+  const heap = st.ctx.heap;
+  const n = st.nFreq;
+  if (st.mropeAxis === undefined) st.mropeAxis = mropePairAxis(st, where);
+  const axis = st.mropeAxis;
+  // grown first: mropeRow's one-row request then keeps these blocks
+  heap.scratch(SLOT.COS, rows * n * 4, where, 'the cos table');
+  heap.scratch(SLOT.SIN, rows * n * 4, where, 'the sin table');
+  const { cosPtr, sinPtr } = mropeRow(st, where, deltas.map(Math.abs), sl, 1 / st.scale);
+  const f32 = heap.f32;
+  const s0 = sinPtr >>> 2;
+  for (let i = 0; i < n; i++) if (deltas[axis[i]] < 0) f32[s0 + i] = -f32[s0 + i];
+  for (const base of [cosPtr >>> 2, s0]) {
+    for (let have = 1; have < rows; have *= 2) f32.copyWithin(base + have * n, base, base + Math.min(have, rows - have) * n);
+  }
+  return { cosPtr, sinPtr };
+}
+
+/**
  * rope.rerotate with strides / offset: every head vector of the view turns by the same angle. The kernel reads
  * one table row per seq index, so the shorter of the batch and seq axes is given to it as "seq" (the axes
- * only address elements here) and the table holds that many equal rows. dtype: x's pe_dtype (resolved).
+ * only address elements here) and the table holds that many equal rows. dtype: x's pe_dtype (resolved);
+ * deltas: M-RoPE's [dt, dh, dw] (then `delta` is not read), or null.
  */
-export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl, dtype = 0) {
+export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl, dtype = 0, deltas = null) {
   const heap = st.ctx.heap;
   const D = st.headDim;
   const [B, S, H] = dims;
@@ -196,13 +221,13 @@ export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl, dty
     span = spanOf(x, v.off, v.end, esz);
     xPtr = stageSpan(heap, span, SLOT.X, where);
   }
-  if (delta !== 0) {
+  if (deltas !== null ? deltas[0] !== 0 || deltas[1] !== 0 || deltas[2] !== 0 : delta !== 0) {
     const swap = B < S;
     const cb = swap ? S : B;
     const cs = swap ? B : S;
     const view = swap ? { sb: v.ss, ss: v.sb, sh: v.sh } : v;
-    const { cosPtr, sinPtr } = rerotateTable(st, where, delta, cs, sl);
-    const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
+    const { cosPtr, sinPtr } = deltas !== null ? mropeShiftTable(st, where, deltas, cs, sl) : rerotateTable(st, where, delta, cs, sl);
+    const rotation = deltas === null && delta < 0 ? st.rotateInverse : st.rotateForward;
     try {
       const status = st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view, dtype));
       if (status !== 0) throw st.ctx.statusError(where, status);

@@ -20,10 +20,10 @@ import { readShape, newView, LAYOUTS } from './rope-view.js';
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, rerotateTable } from './rope-table.js';
-import { writeMropeConfig, mropePairAxis, mropeCosSin, mropeDeltas, mropeRow } from './mrope.js';
+import { writeMropeConfig, mropePairAxis, mropeCosSin, mropeDeltas } from './mrope.js';
 import { applyConfig } from './rope-apply-config.js';
 import { applyRope } from './rope-apply.js';
-import { rerotateStrided } from './rope-strided.js';
+import { rerotateStrided, mropeShiftTable } from './rope-strided.js';
 
 export { LAYOUTS };
 
@@ -251,31 +251,15 @@ class Rope {
         throw new RangeError(`${where}: x.length must be a multiple of headDim (${D}) when options.shape is not given, got ${total}`);
       }
     }
-    if (strided) return rerotateStrided(st, where, x, delta, o.strides, o.offset, dims, bhsd, sl, dtype);
+    if (strided) return rerotateStrided(st, where, x, delta, o.strides, o.offset, dims, bhsd, sl, dtype, deltas);
     // Dense: every head vector turns by the same angle, so the layout does not matter here.
     const xLoc = locateData(heap, x, total, dtype, where, 'x');
     const xPtr = stageData(heap, x, xLoc, total, dtype, SLOT.X, where);
-    if (deltas !== null) {
-      // the positive parts forward, the negative ones inverse: rotations of a pair commute. 16-bit data are
-      // widened into float32 scratch for the two passes and rounded once at the end, as one rotation would be.
-      let wPtr = xPtr;
-      if (dtype !== 0 && total !== 0) {
-        wPtr = heap.scratch(SLOT.RESULT, total * 4, where, 'a float32 copy of the 16-bit x');
-        check(st, where, ex.pe_convert(wPtr, 0, xPtr, dtype, BigInt(total)));
-      }
-      for (const [pos3, inverse] of [[deltas.map((d) => Math.max(d, 0)), false], [deltas.map((d) => Math.max(-d, 0)), true]]) {
-        if (total === 0 || (pos3[0] === 0 && pos3[1] === 0 && pos3[2] === 0)) continue;
-        const { cosPtr, sinPtr } = mropeRow(st, where, pos3, sl, 1 / st.scale);
-        const rotation = inverse ? st.rotateInverse : st.rotateForward;
-        check(st, where, ex.pe_rope_apply(st.ptr, wPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
-      }
-      if (wPtr !== xPtr) check(st, where, ex.pe_convert(xPtr, dtype, wPtr, 0, BigInt(total)));
-      return returnData(heap, x, xLoc, xPtr, total, dtype);
-    }
-    if (delta !== 0 && total !== 0) {
-      // Every head vector is a row of the (rows, 1, 1, headDim) view of x.
-      const { cosPtr, sinPtr } = rerotateTable(st, where, delta, 1, sl);
-      const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
+    if (total !== 0 && (deltas !== null ? deltas[0] !== 0 || deltas[1] !== 0 || deltas[2] !== 0 : delta !== 0)) {
+      // Every head vector is a row of the (rows, 1, 1, headDim) view of x. M-RoPE: one pass, each pair by its
+      // own axis's signed delta (rope-strided.js mropeShiftTable).
+      const { cosPtr, sinPtr } = deltas !== null ? mropeShiftTable(st, where, deltas, 1, sl) : rerotateTable(st, where, delta, 1, sl);
+      const rotation = deltas === null && delta < 0 ? st.rotateInverse : st.rotateForward;
       check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation, dtype)));
     }
     return returnData(heap, x, xLoc, xPtr, total, dtype);
