@@ -4,7 +4,7 @@
 //
 //   node bench/run.mjs                 everything (a few minutes on 2 cores)
 //   node bench/run.mjs --quick         a small subset with few rounds (~30 s): a smoke test of the harness
-//   options: --rounds N  --min-sample SECONDS  --only PREFIX[,PREFIX]  --no-ort  --no-native  --out FILE
+//   options: --rounds N  --min-sample SECONDS  --only PREFIX[,PREFIX]  --no-ort  --ort-threads 1[,2]  --no-native  --out FILE
 //            --strict (exit 1 on any problem: a failed contender, an output off its reference; --quick implies it)
 //            --no-malloc-tuning
 //
@@ -20,8 +20,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { machine, sizes } from './machine.mjs';
+import { measure as f16 } from './f16.mjs';
+import { measure as strided } from './strided.mjs';
+import { measure as attentionBatch } from './attention-batch.mjs';
+import { measure as mropeBench } from './mrope.mjs';
 
 // glibc malloc serves every large block (above its mmap threshold) with fresh pages from the kernel and gives
 // them back on free; each first touch of such a page is a page fault. On this kind of VM a fault costs ~30 µs
@@ -88,60 +92,6 @@ function setup() {
 }
 
 // -------------------------------------------------------------------------------------------------------------
-// Environment
-// -------------------------------------------------------------------------------------------------------------
-function version(cmd, args) {
-  try {
-    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0].trim();
-  } catch {
-    return null;
-  }
-}
-
-function machine() {
-  const cpus = os.cpus();
-  return {
-    cpu: cpus[0]?.model ?? 'unknown',
-    cores: cpus.length,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    os: `${os.type()} ${os.release()}`,
-    node: process.version,
-    v8: process.versions.v8,
-    emcc: version('emcc', ['--version']),
-    gcc: version('gcc', ['--version']),
-    date: new Date().toISOString(),
-  };
-}
-
-function sizes() {
-  const gz = (buf) => zlib.gzipSync(buf, { level: 9 }).length;
-  const out = {};
-  const file = (rel) => {
-    const p = path.join(ROOT, rel);
-    return fs.existsSync(p) ? fs.readFileSync(p) : null;
-  };
-  for (const rel of ['dist/posenc.simd.wasm', 'dist/posenc.wasm']) {
-    const b = file(rel);
-    if (b) out[rel] = { raw: b.length, gzip: gz(b) };
-  }
-  // the JS wrapper: every module of web/src except the generated inline wasm (what a bundler includes
-  // next to the .wasm files with the 'posenc/url' entry)
-  const srcDir = path.join(ROOT, 'web/src');
-  const js = fs
-    .readdirSync(srcDir)
-    .filter((f) => f.endsWith('.js') && !f.startsWith('wasm-inline') && f !== 'url.js' && !f.endsWith('.test.js'))
-    .sort();
-  const all = Buffer.concat(js.map((f) => fs.readFileSync(path.join(srcDir, f))));
-  out['web/src/*.js (wrapper, without the inlined wasm)'] = { raw: all.length, gzip: gz(all), files: js };
-  const inline = file('web/src/wasm-inline.js');
-  if (inline) {
-    const both = Buffer.concat([all, inline]);
-    out['web/src/*.js + wasm-inline.js (default entry, both builds inlined)'] = { raw: both.length, gzip: gz(both) };
-  }
-  return out;
-}
-
-// -------------------------------------------------------------------------------------------------------------
 // Workload plan
 // -------------------------------------------------------------------------------------------------------------
 const PAIRINGS = ['half', 'interleaved'];
@@ -149,10 +99,14 @@ const LAYOUTS = ['bshd', 'bhsd'];
 
 function plan() {
   const p = [];
-  const sizes = quick ? ['decode', 'prefill'] : ['decode', 'prefill', 'large'];
-  for (const size of sizes) {
-    for (const pairing of quick ? ['half'] : PAIRINGS) {
-      for (const layout of quick ? ['bshd'] : LAYOUTS) p.push({ kind: 'rope', size, pairing, layout });
+  if (quick) {
+    // one workload per target, smaller large tensors: a smoke test of every line of the report
+    for (const layout of LAYOUTS) p.push({ kind: 'rope', size: 'decode', pairing: 'half', layout });
+    p.push({ kind: 'rope', size: 'prefill', pairing: 'half', layout: 'bshd' });
+    for (const layout of LAYOUTS) p.push({ kind: 'rope', size: 'large', pairing: 'half', layout, shape: [1, 1024, 32, 128] });
+  } else {
+    for (const size of ['decode', 'prefill', 'large']) {
+      for (const pairing of PAIRINGS) for (const layout of LAYOUTS) p.push({ kind: 'rope', size, pairing, layout });
     }
   }
   p.push({ kind: 'cossin', count: 1, pos0: 4095 });
@@ -167,6 +121,14 @@ function plan() {
   return p;
 }
 
+// the bench modules with their own targets (interface: targets.mjs), run after the workloads
+const MODULES = [
+  ['f16', f16], // issue 11: float16 / bfloat16 vs float32 apply
+  ['strided', strided], // issue 11: strided vs dense apply
+  ['attention-batch', attentionBatch], // issue 11: one padded-batch attention call vs per-sequence calls
+  ['mrope', mropeBench], // issue 13: M-RoPE vs plain apply
+];
+
 const idOf = (w) =>
   w.kind === 'rope'
     ? `rope/${w.size}/${w.pairing}/${w.layout}`
@@ -179,16 +141,16 @@ const idOf = (w) =>
         : w.kind;
 const selected = (id) => ONLY.length === 0 || ONLY.some((o) => id.startsWith(o));
 
-// onnxruntime-web runs: [threads, [rope workload specs]]
+// onnxruntime-web runs: [threads, [rope workload specs]]; 1 thread on every RoPE workload (the target's
+// terms), more threads only when asked (--ort-threads 1,2)
+const ORT_THREADS = opt('ort-threads', '1').split(',').map(Number).filter((t) => t >= 1);
 function ortPlan() {
   if (flag('no-ort')) return [];
   if (quick) return [[1, [{ size: 'decode', pairing: 'half', layout: 'bshd' }]]];
-  const all = (size) => PAIRINGS.flatMap((pairing) => LAYOUTS.map((layout) => ({ size, pairing, layout })));
-  const one = (size) => [{ size, pairing: 'half', layout: 'bshd' }];
-  return [
-    [1, [...all('decode'), ...all('prefill'), ...one('large')]],
-    [2, [...one('decode'), ...one('prefill'), ...one('large')]],
-  ];
+  const all = PAIRINGS.flatMap((pairing) => LAYOUTS.map((layout) => ({ pairing, layout })));
+  const every = ['decode', 'prefill', 'large'].flatMap((size) => all.map((v) => ({ size, ...v })));
+  const one = ['decode', 'prefill', 'large'].map((size) => ({ size, pairing: 'half', layout: 'bshd' }));
+  return ORT_THREADS.map((t) => [t, t === 1 ? every : one]);
 }
 
 // -------------------------------------------------------------------------------------------------------------
@@ -258,7 +220,7 @@ async function main() {
     workloads: [],
     ort: [],
     memory: {},
-    sizes: sizes(),
+    sizes: sizes(ROOT),
   };
 
   for (const spec of plan()) {
@@ -309,13 +271,32 @@ async function main() {
   }
   if (native) native.close();
 
-  for (const [threads, specs] of ortPlan()) {
+  const ortInstalled = fs.existsSync(path.join(BENCH, 'node_modules/onnxruntime-web'));
+  if (flag('no-ort')) results.ortMissing = '--no-ort';
+  else if (!ortInstalled) results.ortMissing = 'onnxruntime-web is not installed (npm ci --prefix bench failed: no registry?)';
+  for (const [threads, specs] of ortInstalled ? ortPlan() : []) {
     const ts = Date.now();
     const r = await runOrt(threads, specs, quick ? 3 : Math.max(5, Math.round(ROUNDS * 0.6)), MIN_SAMPLE);
     if (r) {
       results.ort.push(r);
       log(`bench: onnxruntime-web, ${threads} thread(s): ${r.workloads.length} workloads, ${((Date.now() - ts) / 1e3).toFixed(1)} s`);
     }
+  }
+
+  // the modules with their own targets (f16, strided, padded-batch attention, M-RoPE)
+  results.extra = [];
+  for (const [name, measure] of MODULES) {
+    if (!selected(`extra/${name}`)) continue;
+    const ts = Date.now();
+    let rows;
+    try {
+      rows = await measure(pe, { quick, rounds: ROUNDS, minSample: quick ? MIN_SAMPLE : 2 * MIN_SAMPLE, raw });
+    } catch (e) {
+      log(`bench: ${name}: ${e.stack ?? e}`);
+      rows = [{ name: `bench/${name}.mjs`, ratio: null, target: NaN, better: 'higher', note: `failed: ${e.message ?? e}` }];
+    }
+    results.extra.push({ module: name, rows, seconds: (Date.now() - ts) / 1e3 });
+    log(`bench: bench/${name}.mjs: ${rows.length} line(s), ${((Date.now() - ts) / 1e3).toFixed(1)} s`);
   }
 
   // Problems: a contender that failed, an output that disagrees with its reference, an onnxruntime run that
@@ -326,6 +307,7 @@ async function main() {
     for (const [cid, r] of Object.entries(w.results ?? {})) if (r.error) problems.push(`${w.id} ${cid}: ${r.error}`);
     for (const [cid, d] of Object.entries(w.check ?? {})) if (!(d <= CHECK_TOLERANCE)) problems.push(`${w.id} ${cid}: output differs by ${d}`);
   }
+  for (const x of results.extra) for (const r of x.rows) if (r.ratio == null) problems.push(`bench/${x.module}.mjs: ${r.name}: ${r.note}`);
   for (const o of results.ort) {
     if (o.error) problems.push(`onnxruntime-web ${o.threads} thread(s): ${o.error}`);
     for (const w of o.workloads ?? []) {
@@ -334,6 +316,7 @@ async function main() {
     }
   }
   results.problems = problems;
+  results.peakFlops = W.PEAK_FLOPS;
   results.machine.loadAverage = { start: load0, end: os.loadavg() };
   results.machine.pageFaultSeconds = pageFault;
   if (native) results.machine.nativeIsa = native.isa;
