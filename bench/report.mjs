@@ -26,9 +26,9 @@ export function report(results) {
 
   out('## posenc benchmark');
   out();
-  out(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node} (V8 ${m.v8}); ${m.emcc ?? 'emcc ?'}; ${m.gcc ?? 'gcc ?'}.`);
-  const isa = m.nativeIsa ? `native C: ${m.nativeIsa} via simd.h, gcc -O3 -march=native` : 'native C: not run';
-  out(`Native C contender: ${m.nativeIsa ? `${m.nativeIsa} via simd.h (gcc -O3 -march=native), SIMD against wasm SIMD128` : 'not run (--no-native or no gcc)'}.`);
+  out(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; ${m.engine ?? `Node ${m.node} (V8 ${m.v8})`}; ${m.emcc ?? 'emcc ?'}; ${m.gcc ?? 'gcc ?'}.`);
+  const isa = m.nativeIsa ? `native C: ${m.nativeIsa} via simd.h, gcc -O3 -march=native` : `native C: not run${m.nativeNote ? ` (${m.nativeNote})` : ''}`;
+  out(`Native C contender: ${m.nativeIsa ? `${m.nativeIsa} via simd.h (gcc -O3 -march=native), SIMD against wasm SIMD128` : `not run (${m.nativeNote ?? '--no-native or no gcc'})`}.`);
   if (m.loadAverage) {
     out(`Load average (1 min) at start / end: ${m.loadAverage.start[0].toFixed(2)} / ${m.loadAverage.end[0].toFixed(2)}.`);
   }

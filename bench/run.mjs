@@ -22,10 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { machine, sizes } from './machine.mjs';
-import { measure as f16 } from './f16.mjs';
-import { measure as strided } from './strided.mjs';
-import { measure as attentionBatch } from './attention-batch.mjs';
-import { measure as mropeBench } from './mrope.mjs';
+import { plan, runPlan, runModules, PAIRINGS, LAYOUTS, PEAK_FLOPS } from './runner.mjs';
 
 // glibc malloc serves every large block (above its mmap threshold) with fresh pages from the kernel and gives
 // them back on free; each first touch of such a page is a page fault. On this kind of VM a fault costs ~30 µs
@@ -91,54 +88,6 @@ function setup() {
   sh('bash', ['bench/build.sh'], 'bash bench/build.sh');
 }
 
-// -------------------------------------------------------------------------------------------------------------
-// Workload plan
-// -------------------------------------------------------------------------------------------------------------
-const PAIRINGS = ['half', 'interleaved'];
-const LAYOUTS = ['bshd', 'bhsd'];
-
-function plan() {
-  const p = [];
-  if (quick) {
-    // one workload per target, smaller large tensors: a smoke test of every line of the report
-    for (const layout of LAYOUTS) p.push({ kind: 'rope', size: 'decode', pairing: 'half', layout });
-    p.push({ kind: 'rope', size: 'prefill', pairing: 'half', layout: 'bshd' });
-    for (const layout of LAYOUTS) p.push({ kind: 'rope', size: 'large', pairing: 'half', layout, shape: [1, 1024, 32, 128] });
-  } else {
-    for (const size of ['decode', 'prefill', 'large']) {
-      for (const pairing of PAIRINGS) for (const layout of LAYOUTS) p.push({ kind: 'rope', size, pairing, layout });
-    }
-  }
-  p.push({ kind: 'cossin', count: 1, pos0: 4095 });
-  if (!quick) {
-    p.push({ kind: 'cossin', count: 4096, pos0: 0 });
-    p.push({ kind: 'sinusoidal' });
-    p.push({ kind: 'alibi' });
-  }
-  for (const kind of quick ? ['decode'] : ['prefill', 'decode']) {
-    for (const pos of quick ? ['alibi'] : ['alibi', 'rope']) p.push({ kind: 'attention', attn: kind, pos });
-  }
-  return p;
-}
-
-// the bench modules with their own targets (interface: targets.mjs), run after the workloads
-const MODULES = [
-  ['f16', f16], // issue 11: float16 / bfloat16 vs float32 apply
-  ['strided', strided], // issue 11: strided vs dense apply
-  ['attention-batch', attentionBatch], // issue 11: one padded-batch attention call vs per-sequence calls
-  ['mrope', mropeBench], // issue 13: M-RoPE vs plain apply
-];
-
-const idOf = (w) =>
-  w.kind === 'rope'
-    ? `rope/${w.size}/${w.pairing}/${w.layout}`
-    : w.kind === 'cossin'
-      ? w.count === 1
-        ? 'cossin/step'
-        : `cossin/${w.count}x64`
-      : w.kind === 'attention'
-        ? `attention/${w.attn}/${w.pos}`
-        : w.kind;
 const selected = (id) => ONLY.length === 0 || ONLY.some((o) => id.startsWith(o));
 
 // onnxruntime-web runs: [threads, [rope workload specs]]; 1 thread on every RoPE workload (the target's
@@ -184,8 +133,6 @@ async function main() {
   setup();
   const load0 = os.loadavg();
 
-  const W = await import('./workloads.mjs');
-  const core = await import('../web/widgets/lib/measure.js');
   const { instantiateRaw, decodeBase64 } = await import('./raw.mjs');
   const { init } = await import(pathToFileURL(path.join(ROOT, 'web/src/index.js')).href);
   const inline = await import(pathToFileURL(path.join(ROOT, 'web/src/wasm-inline.js')).href);
@@ -210,7 +157,6 @@ async function main() {
   }
   const env = { pe, peScalar, raw, rawScalar, limit, unfused, native: native ? native.sampler : null };
   const pageFault = native ? await native.pageFault().catch(() => null) : null;
-  const hasAttention = typeof raw.exports.pe_attention === 'function';
 
   const results = {
     machine: machine(),
@@ -223,52 +169,8 @@ async function main() {
     sizes: sizes(ROOT),
   };
 
-  for (const spec of plan()) {
-    const id = idOf(spec);
-    if (!selected(id)) continue;
-    if (spec.kind === 'attention' && !hasAttention) {
-      results.workloads.push({ id, skipped: 'pe_attention is not exported by this build' });
-      continue;
-    }
-    let w;
-    try {
-      if (spec.kind === 'rope') {
-        w = W.ropeWorkload(env, spec);
-      } else if (spec.kind === 'cossin') {
-        w = W.cosSinWorkload(env, spec);
-      } else if (spec.kind === 'sinusoidal') {
-        w = W.sinusoidalWorkload(env);
-      } else if (spec.kind === 'alibi') {
-        w = W.alibiWorkload(env);
-      } else {
-        w = W.attentionWorkload(env, { kind: spec.attn, pos: spec.pos });
-      }
-    } catch (e) {
-      log(`bench: ${id}: set-up failed: ${e.message}`);
-      results.workloads.push({ id, error: e.message });
-      continue;
-    }
-    const check = w.check();
-    const ts = Date.now();
-    // the long workloads (large RoPE: ~0.5 s per round; attention prefill: ~0.3 s) get fewer rounds
-    const long = (spec.kind === 'rope' && spec.size === 'large') || (spec.kind === 'attention' && spec.attn === 'prefill');
-    const rounds = long && !quick ? Math.max(5, Math.round(ROUNDS * 0.65)) : ROUNDS;
-    const res = await core.compare(w.contenders, { rounds, minSample: MIN_SAMPLE });
-    w.dispose();
-    for (const c of w.contenders) results.contenders[c.id] ??= c.label;
-    const slim = {};
-    for (const [cid, r] of Object.entries(res.results)) {
-      slim[cid] = r.error ? { error: r.error } : { iters: r.iters, median: r.median, lo: r.lo, hi: r.hi, times: r.times };
-    }
-    const entry = { id: w.id, group: w.group, label: w.label, params: w.params, rounds, check, results: slim, seconds: (Date.now() - ts) / 1e3 };
-    if (w.extraBytes) entry.extraBytes = w.extraBytes;
-    if (spec.kind === 'attention') {
-      entry.memory = await W.attentionMemory(instantiateRaw, { raw: simdModule, unfused: unfusedModule }, { kind: spec.attn, pos: spec.pos });
-    }
-    results.workloads.push(entry);
-    const head = res.results.api && !res.results.api.error ? 'api' : 'raw';
-    log(`bench: ${w.id.padEnd(34)} ${core.formatTime(res.results[head]?.median).padStart(9)} (${head})  ${entry.seconds.toFixed(1)} s`);
-  }
+  const runOpts = { quick, rounds: ROUNDS, minSample: MIN_SAMPLE, selected, log, instantiateRaw, modules: { raw: simdModule, unfused: unfusedModule } };
+  results.workloads = await runPlan(env, plan(quick), results.contenders, runOpts);
   if (native) native.close();
 
   const ortInstalled = fs.existsSync(path.join(BENCH, 'node_modules/onnxruntime-web'));
@@ -284,20 +186,7 @@ async function main() {
   }
 
   // the modules with their own targets (f16, strided, padded-batch attention, M-RoPE)
-  results.extra = [];
-  for (const [name, measure] of MODULES) {
-    if (!selected(`extra/${name}`)) continue;
-    const ts = Date.now();
-    let rows;
-    try {
-      rows = await measure(pe, { quick, rounds: ROUNDS, minSample: quick ? MIN_SAMPLE : 2 * MIN_SAMPLE, raw });
-    } catch (e) {
-      log(`bench: ${name}: ${e.stack ?? e}`);
-      rows = [{ name: `bench/${name}.mjs`, ratio: null, target: NaN, better: 'higher', note: `failed: ${e.message ?? e}` }];
-    }
-    results.extra.push({ module: name, rows, seconds: (Date.now() - ts) / 1e3 });
-    log(`bench: bench/${name}.mjs: ${rows.length} line(s), ${((Date.now() - ts) / 1e3).toFixed(1)} s`);
-  }
+  results.extra = await runModules(pe, raw, runOpts);
 
   // Problems: a contender that failed, an output that disagrees with its reference, an onnxruntime run that
   // gave nothing. --quick and --strict exit non-zero on any (the harness's smoke test).
@@ -316,7 +205,7 @@ async function main() {
     }
   }
   results.problems = problems;
-  results.peakFlops = W.PEAK_FLOPS;
+  results.peakFlops = PEAK_FLOPS;
   results.machine.loadAverage = { start: load0, end: os.loadavg() };
   results.machine.pageFaultSeconds = pageFault;
   if (native) results.machine.nativeIsa = native.isa;
