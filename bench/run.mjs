@@ -97,7 +97,9 @@ function ortPlan() {
   if (flag('no-ort')) return [];
   if (quick) return [[1, [{ size: 'decode', pairing: 'half', layout: 'bshd' }]]];
   const all = PAIRINGS.flatMap((pairing) => LAYOUTS.map((layout) => ({ pairing, layout })));
-  const every = ['decode', 'prefill', 'large'].flatMap((size) => all.map((v) => ({ size, ...v })));
+  // large: one pairing per layout (one onnxruntime run of [4,2048,32,128] q and k is ~0.3 s on a quiet machine)
+  const every = [...['decode', 'prefill'].flatMap((size) => all.map((v) => ({ size, ...v }))),
+    ...LAYOUTS.map((layout) => ({ size: 'large', pairing: 'half', layout }))];
   const one = ['decode', 'prefill', 'large'].map((size) => ({ size, pairing: 'half', layout: 'bshd' }));
   return ORT_THREADS.map((t) => [t, t === 1 ? every : one]);
 }
@@ -111,7 +113,7 @@ async function runOrt(threads, specs, rounds, minSample) {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--warmup-ms', quick ? '200' : '1000', '--workloads', JSON.stringify(wanted)],
+      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--warmup-ms', quick ? '200' : '600', '--workloads', JSON.stringify(wanted)],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -178,7 +180,7 @@ async function main() {
   else if (!ortInstalled) results.ortMissing = 'onnxruntime-web is not installed (npm ci --prefix bench failed: no registry?)';
   for (const [threads, specs] of ortInstalled ? ortPlan() : []) {
     const ts = Date.now();
-    const r = await runOrt(threads, specs, quick ? 3 : Math.max(5, Math.round(ROUNDS * 0.6)), MIN_SAMPLE);
+    const r = await runOrt(threads, specs, quick ? 3 : 5, MIN_SAMPLE);
     if (r) {
       results.ort.push(r);
       log(`bench: onnxruntime-web, ${threads} thread(s): ${r.workloads.length} workloads, ${((Date.now() - ts) / 1e3).toFixed(1)} s`);

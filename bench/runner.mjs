@@ -11,6 +11,8 @@ import { measure as mropeBench } from './mrope.mjs';
 export const PAIRINGS = ['half', 'interleaved'];
 export const LAYOUTS = ['bshd', 'bhsd'];
 export const PEAK_FLOPS = W.PEAK_FLOPS;
+// what the targets and the main tables read (rope-workload.mjs's ids); the rest: api-copy, scalar
+const ROPE_TARGET_CONTENDERS = ['api', 'api-new', 'api-other', 'raw', 'raw-apply', 'js', 'rotation', 'limit', 'memcpy', 'native', 'native-apply'];
 
 /** The workload specs of one run; quick: one workload per target, large tensors smaller (a smoke test). */
 export function plan(quick) {
@@ -21,7 +23,14 @@ export function plan(quick) {
     for (const layout of LAYOUTS) p.push({ kind: 'rope', size: 'large', pairing: 'half', layout, shape: [1, 1024, 32, 128] });
   } else {
     for (const size of ['decode', 'prefill', 'large']) {
-      for (const pairing of PAIRINGS) for (const layout of LAYOUTS) p.push({ kind: 'rope', size, pairing, layout });
+      for (const pairing of PAIRINGS) {
+        for (const layout of LAYOUTS) {
+          // the diagnostic contenders (copies, scalar build) once per size: at large one call of each is
+          // 0.1–1 s, and the targets do not need them
+          const first = pairing === 'half' && layout === 'bshd';
+          p.push({ kind: 'rope', size, pairing, layout, include: first ? undefined : ROPE_TARGET_CONTENDERS });
+        }
+      }
     }
   }
   p.push({ kind: 'cossin', count: 1, pos0: 4095 });
@@ -83,7 +92,7 @@ export async function runPlan(env, specs, labels, opts) {
     const ts = Date.now();
     // the long workloads (large RoPE: ~0.5 s per round; attention prefill: ~0.3 s) get fewer rounds
     const long = (spec.kind === 'rope' && spec.size === 'large') || (spec.kind === 'attention' && spec.attn === 'prefill');
-    const rounds = long && !quick ? Math.max(5, Math.round(ROUNDS * 0.65)) : ROUNDS;
+    const rounds = long && !quick ? Math.min(ROUNDS, 5) : ROUNDS;
     const res = await compare(w.contenders, { rounds, minSample });
     w.dispose();
     for (const c of w.contenders) labels[c.id] ??= c.label;
@@ -120,7 +129,7 @@ export async function runModules(pe, raw, opts) {
     const ts = Date.now();
     let rows;
     try {
-      rows = await measure(pe, { quick, rounds, minSample: quick ? minSample : 2 * minSample, raw });
+      rows = await measure(pe, { quick, rounds, minSample, raw });
     } catch (e) {
       log(`bench: ${name}: ${e.stack ?? e}`);
       rows = [{ name: `bench/${name}.mjs`, ratio: null, target: NaN, better: 'higher', note: `failed: ${e.message ?? e}` }];
