@@ -72,6 +72,17 @@ export function report(results) {
     out();
   }
 
+  if (results.code) {
+    out('V8 (TurboFan) code of the innermost loop that rotates (bench/v8-code.mjs; x86-64 instructions; per 8 floats = instructions / (multiplies / 4)):');
+    out();
+    out('| function | instructions | per 8 floats of one tensor | mulps | add/sub | loads | stores | shuffles | lea | stack refs | branches |');
+    out('|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const [fn, c] of Object.entries(results.code)) {
+      out(c ? `| ${fn} | ${c.instructions} | ${c.perEightFloats} | ${c.mul} | ${c.addsub} | ${c.load} | ${c.store} | ${c.shuffle} | ${c.lea} | ${c.stack} | ${c.branch} |` : `| ${fn} | no loop with multiplies in this function (the kernel is not inlined into it) | | | | | | | | | |`);
+    }
+    out();
+  }
+
   // ---- cos/sin -----------------------------------------------------------------------------------------------
   const cs = ws.filter((w) => w.group === 'cossin');
   if (cs.length) {

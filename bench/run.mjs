@@ -213,6 +213,22 @@ async function main() {
   if (native) results.machine.nativeIsa = native.isa;
   results.machine.mallocTuning = process.env.POSENC_BENCH_MALLOC === '1' ? MALLOC_ENV : null;
   results.seconds = (Date.now() - t0) / 1e3;
+  // V8's code for the rotation loops (evidence for the limit: rotation notes); skipped when it fails
+  if (!quick) {
+    try {
+      const { rotationLoops, exportIndices } = await import('./v8-code.mjs');
+      const loops = (file, names) => {
+        const { exports, imported } = exportIndices(fs.readFileSync(file));
+        const idx = names.map((n) => exports[n] + imported);
+        const got = rotationLoops(file, idx);
+        return Object.fromEntries(names.map((n, i) => [n, got[`wasm-function[${idx[i]}]`] ?? null]));
+      };
+      results.code = { ...loops(path.join(ROOT, 'dist/posenc.simd.wasm'), ['pe_rope_apply']) };
+      if (limitBytes) Object.assign(results.code, loops(path.join(BENCH, 'build/limit.wasm'), ['rot_half_bshd', 'rot_half_bhsd', 'rot_il_bshd', 'rot_il_bhsd']));
+    } catch (e) {
+      log(`bench: v8-code: ${e.message}`);
+    }
+  }
   const { report } = await import('./report.mjs');
   const { markdown, targets } = report(results);
   results.targets = targets;
