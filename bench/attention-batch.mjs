@@ -7,7 +7,8 @@
 // with the cache's keys already rotated (kRotated), causal; sequence i holds kLen_i = 25 + i real keys (the
 // new token's included), left-padded to 32 in the batched call (mask 0 on the padding, per-sequence
 // positions), unpadded in the per-sequence calls. Everything in pe.tensor, outputs into options.out.
-import { compare, loop, fillRandom } from '../web/widgets/lib/measure.js';
+import { compare, fillRandom } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
 import { rowFrom, standalone } from './targets.mjs';
 
 export async function measure(pe, { rounds = 9, minSample = 0.02 } = {}) {

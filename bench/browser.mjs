@@ -48,7 +48,7 @@ export async function browserBench({ quick = false, rounds = 11, minSample = 0.0
   }
   for (const x of extra) for (const r of x.rows) if (r.ratio == null) problems.push(`bench/${x.module}.mjs: ${r.name}: ${r.note}`);
   return {
-    settings: { rounds, minSample, quick },
+    settings: { rounds, minSample, quick, clock: 'wall' },
     contenders,
     workloads,
     extra,

@@ -4,7 +4,8 @@
 // target: float16 >= 1.7x float32). Part of `npm run bench` (measure(), the interface in targets.mjs).
 //
 //   node bench/f16.mjs [--quick] [--rounds N]      (after `bash build.sh wasm`)
-import { compare, loop } from '../web/widgets/lib/measure.js';
+import { compare } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
 import { rawRope, rawInt32, rawApplyConfig } from './raw.mjs';
 import { rowFrom, standalone } from './targets.mjs';
 

@@ -5,7 +5,8 @@
 // Both ropes have Qwen2-VL-7B's shape (head_dim 128, theta 1e6; M-RoPE sections [16, 24, 24]). Each call gets
 // new positions (one value changes per call), so every call builds its cos/sin table and rotates: the cost a
 // model pays per layer group. Measured interleaved with compare(); the ratio is per round.
-import { compare, loop, fillRandom } from '../web/widgets/lib/measure.js';
+import { compare, fillRandom } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
 import { rowFrom, standalone } from './targets.mjs';
 
 /** Rows: time(M-RoPE apply) / time(plain apply) at decode and prefill. */

@@ -16,7 +16,8 @@
 //   memcpy     memory.copy of the same bytes
 //   native     posenc's C, gcc -O3 -march=native, SIMD via simd.h, same work as `raw`; native-apply: apply only
 
-import { loop, fillRandom } from '../web/widgets/lib/measure.js';
+import { fillRandom } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
 import { rawRope, rawFloat32, rawInt32, rawApplyConfig } from './raw.mjs';
 import * as plain from './plainjs.mjs';
 

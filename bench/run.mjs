@@ -6,7 +6,7 @@
 //   node bench/run.mjs --quick         a small subset with few rounds (~30 s): a smoke test of the harness
 //   options: --rounds N  --min-sample SECONDS  --only PREFIX[,PREFIX]  --no-ort  --ort-threads 1[,2]  --no-native  --out FILE
 //            --strict (exit 1 on any problem: a failed contender, an output off its reference; --quick implies it)
-//            --no-malloc-tuning
+//            --no-malloc-tuning  --clock cpu|wall (default cpu: samples in this process's CPU time, see clock.mjs)
 //
 // Set-up it does itself: `bash build.sh wasm` (posenc's wasm, idempotent), `npm ci --prefix bench` when
 // bench/node_modules is missing (onnxruntime-web, pinned in bench/package-lock.json), `bash bench/build.sh`
@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { machine, sizes } from './machine.mjs';
+import { setClock } from './clock.mjs';
 import { plan, runPlan, runModules, PAIRINGS, LAYOUTS, PEAK_FLOPS } from './runner.mjs';
 
 // glibc malloc serves every large block (above its mmap threshold) with fresh pages from the kernel and gives
@@ -52,6 +53,8 @@ const opt = (name, dflt) => {
 };
 
 const quick = flag('quick');
+// samples on this process's CPU time by default (bench/clock.mjs): a shared machine's other load does not count
+const CLOCK = setClock(opt('clock', 'cpu'));
 const ROUNDS = Number(opt('rounds', quick ? 3 : 11));
 const MIN_SAMPLE = Number(opt('min-sample', quick ? 0.005 : 0.01));
 const ONLY = opt('only', '')
@@ -113,7 +116,7 @@ async function runOrt(threads, specs, rounds, minSample) {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--warmup-ms', quick ? '200' : '600', '--workloads', JSON.stringify(wanted)],
+      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--warmup-ms', quick ? '200' : '600', '--clock', CLOCK, '--workloads', JSON.stringify(wanted)],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -155,6 +158,8 @@ async function main() {
   if (!flag('no-native') && fs.existsSync(path.join(BENCH, 'build/bench_native'))) {
     const { startNative } = await import('./native.mjs');
     native = await startNative(path.join(BENCH, 'build/bench_native'));
+    const nativeClock = await native.clock(CLOCK);
+    if (nativeClock !== CLOCK) throw new Error(`bench_native timed on ${nativeClock}, not ${CLOCK}`);
     log(`bench: native: ${native.isa} via simd.h (gcc -O3 -march=native)`);
   }
   const env = { pe, peScalar, raw, rawScalar, limit, unfused, native: native ? native.sampler : null };
@@ -163,7 +168,7 @@ async function main() {
   const results = {
     machine: machine(),
     command: `node bench/run.mjs ${argv.join(' ')}`.trim(),
-    settings: { rounds: ROUNDS, minSample: MIN_SAMPLE, quick },
+    settings: { rounds: ROUNDS, minSample: MIN_SAMPLE, quick, clock: CLOCK },
     contenders: {},
     workloads: [],
     ort: [],

@@ -5,7 +5,8 @@
 //   node bench/strided.mjs [--quick] [--rounds N]
 // The same kernel rotates the same bytes either way; a per-token fused buffer interleaves the untouched v
 // (and, for the q pass, k) between the tokens' q blocks, so the memory system streams it less well.
-import { loop, fillRandom } from '../web/widgets/lib/measure.js';
+import { fillRandom } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
 import { standalone } from './targets.mjs';
 
 let pe;

@@ -24,7 +24,8 @@
 //   peak       (attention) register-only SIMD128 multiply-add loop: this engine's peak GFLOP/s, no memory
 //   unfused    (attention) materialised bias / separate RoPE pass, materialised scores, separate softmax
 
-import { loop, fillRandom } from '../web/widgets/lib/measure.js';
+import { fillRandom } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
 import { rawRope, rawFloat32, rawInt32, rawApplyConfig } from './raw.mjs';
 import * as plain from './plainjs.mjs';
 import { maxAbsDiff } from './rope-workload.mjs';
