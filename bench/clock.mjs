@@ -1,10 +1,13 @@
 // clock.mjs — the samplers every bench contender uses: loop(fn) / loopAsync(fn) as in
 // web/widgets/lib/measure.js, on a clock chosen once per run. No Node-only API at import time.
 //
-// 'cpu' (the default where the engine has it: Node's process.cpuUsage, user + system time of this process)
-// counts only the time this process ran, so other processes' load on a shared machine does not lengthen a
-// sample; the work itself (page faults, GC helper threads) still counts. 'wall' is performance.now(), what a
-// page has (browsers expose no CPU clock). The native contender is told the same (bench_native `clock`).
+// 'cpu' (the default where the engine has it) times a sample as min(process CPU time, wall time). Both bound
+// the measuring thread's own time from above: process CPU time (Node's process.cpuUsage, user + system) leaves
+// out the time other processes of a shared machine held the core, but adds what this process's other threads
+// did meanwhile (V8 tiering up wasm or collecting garbage on the other core); wall time has the opposite
+// faults. The smaller is the tighter bound, exact whenever either disturbance is absent. 'wall' is
+// performance.now() alone, what a page has (browsers expose no CPU clock). The native contender, a
+// single-threaded process, is told to use its CPU time (bench_native `clock cpu`).
 
 const cpuUsage = globalThis.process?.cpuUsage;
 export const hasCpuClock = typeof cpuUsage === 'function';
@@ -17,29 +20,36 @@ export function setClock(name) {
 }
 export const clockName = () => which;
 
-/** Seconds on the chosen clock. */
-export function now() {
-  if (which === 'cpu') {
-    const u = cpuUsage.call(globalThis.process);
-    return (u.user + u.system) / 1e6;
-  }
-  return performance.now() / 1e3;
+const cpuSeconds = () => {
+  const u = cpuUsage.call(globalThis.process);
+  return (u.user + u.system) / 1e6;
+};
+
+/** A stopwatch on the chosen clock: start() returns stop() -> elapsed seconds. */
+export function start() {
+  const w0 = performance.now();
+  if (which !== 'cpu') return () => (performance.now() - w0) / 1e3;
+  const c0 = cpuSeconds();
+  return () => {
+    const wall = (performance.now() - w0) / 1e3;
+    return Math.min(wall, cpuSeconds() - c0);
+  };
 }
 
 /** A sampler that calls fn() iters times and returns seconds per call. */
 export function loop(fn) {
   return (iters) => {
-    const t0 = now();
+    const stop = start();
     for (let i = 0; i < iters; i++) fn();
-    return (now() - t0) / iters;
+    return stop() / iters;
   };
 }
 
 /** Like loop() for a function returning a Promise (awaited one call at a time). */
 export function loopAsync(fn) {
   return async (iters) => {
-    const t0 = now();
+    const stop = start();
     for (let i = 0; i < iters; i++) await fn();
-    return (now() - t0) / iters;
+    return stop() / iters;
   };
 }

@@ -36,7 +36,7 @@ export function report(results) {
     out(`First touch of a fresh 4 KiB page: ${(m.pageFaultSeconds * 1e6).toFixed(1)} µs${m.mallocTuning ? '; malloc set to reuse freed memory instead of fresh pages (see docs/performance.md)' : '; malloc as is'}.`);
   }
   out(`Command: \`${results.command}\` — ${results.settings.rounds} interleaved rounds (large RoPE and attention prefill: fewer, see results.json), batches of ≥ ${results.settings.minSample * 1e3} ms; ${results.seconds ? `${results.seconds.toFixed(0)} s` : ''}.`);
-  out(`Clock: ${results.settings.clock === 'cpu' ? "this process's CPU time (user + system; other processes' load on the machine does not count; native C: its CPU time too)" : 'wall clock (performance.now(); native C: CLOCK_MONOTONIC)'}.`);
+  out(`Clock: ${results.settings.clock === 'cpu' ? "min(this process's CPU time, wall time) per sample (other processes' load and this process's background threads each lengthen only one of them; native C: its CPU time)" : 'wall clock (performance.now(); native C: CLOCK_MONOTONIC)'}.`);
   out('Cells: time(contender) / time(posenc), median of per-round ratios (quartiles): > 1 means posenc is faster.');
   out();
 
