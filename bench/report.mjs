@@ -12,7 +12,8 @@ import { status as rowStatus, measured as rowMeasured, bound as rowBound } from 
 const MiB = 2 ** 20;
 const fmtBytes = (b) => (b == null ? 'n/a' : b >= MiB ? `${(b / MiB).toFixed(b >= 10 * MiB ? 0 : 1)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
 const fmtUs = (d) => (d ? `${(d.median * 1e6).toFixed(2)} µs (${(d.lo * 1e6).toFixed(2)}–${(d.hi * 1e6).toFixed(2)})` : 'n/a');
-const cell = (r) => formatRatio(r);
+// one value (the browser's fastest-round ratios) has no quartiles to show
+const cell = (r) => (r && r.n === 1 ? formatRatio(r).replace(/ \(.*\)$/, '') : formatRatio(r));
 const timeOf = (w, id) => {
   const r = w.results?.[id];
   return r && !r.error && r.median != null ? formatTime(r.median) : 'n/a';
@@ -37,7 +38,9 @@ export function report(results) {
   }
   out(`Command: \`${results.command}\` — ${results.settings.rounds} interleaved rounds (large RoPE and attention prefill: fewer, see results.json), batches of ≥ ${results.settings.minSample * 1e3} ms; ${results.seconds ? `${results.seconds.toFixed(0)} s` : ''}.`);
   out(`Clock: ${results.settings.clock === 'cpu' ? "min(this process's CPU time, wall time) per sample (other processes' load and this process's background threads each lengthen only one of them; native C: its CPU time)" : 'wall clock (performance.now(); native C: CLOCK_MONOTONIC)'}.`);
-  out('Cells: time(contender) / time(posenc), median of per-round ratios (quartiles): > 1 means posenc is faster.');
+  out(results.settings.statistic === 'fastest'
+    ? "Cells: time(contender) / time(posenc), each contender's fastest round (wall clock: other load only adds time; no quartiles): > 1 means posenc is faster."
+    : 'Cells: time(contender) / time(posenc), median of per-round ratios (quartiles): > 1 means posenc is faster.');
   out();
 
   // ---- RoPE ------------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 // bench/web.html + bench/browser.mjs), printed as the same markdown tables; results in
 // bench/build/results-web.json. Native C and onnxruntime-web are Node-side contenders and are not run here.
 //
-//   node scripts/bench-web.mjs [--quick] [--rounds N] [--min-sample S] [--only PREFIX[,PREFIX]]
+//   node scripts/bench-web.mjs [--quick] [--rounds N] [--min-sample S] [--only PREFIX[,PREFIX]] [--statistic fastest|rounds]
+//   (a page has only a wall clock: by default each ratio is of the contenders' fastest rounds, see bench/browser.mjs)
 //   node scripts/bench-web.mjs --playground     what the playground costs a reader (scripts/bench-playground.mjs)
 //
 // Needs `bash build.sh wasm` (web/src/wasm-inline.js) and `bash bench/build.sh` (bench/build/limit.wasm,
@@ -29,6 +30,7 @@ if (argv.includes('--playground')) {
     rounds: Number(opt('rounds', quick ? 3 : 11)),
     minSample: Number(opt('min-sample', quick ? 0.005 : 0.01)),
     only: opt('only', '').split(',').filter(Boolean),
+    statistic: opt('statistic', 'fastest'),
   };
   execFileSync('bash', ['bench/build.sh'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
   const server = await serveStatic(repoRoot);
