@@ -71,7 +71,7 @@ const log = (...a) => process.stderr.write(`${a.join(' ')}\n`);
 // -------------------------------------------------------------------------------------------------------------
 function sh(cmd, args, what) {
   try {
-    execFileSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    execFileSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 2, 2] }); // build logs to stderr: stdout is the report
     return true;
   } catch (e) {
     log(`bench: ${what} failed (${e.status ?? e.message})`);
