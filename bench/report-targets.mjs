@@ -98,7 +98,7 @@ export function evaluateTargets(results) {
   // ---- issues 11 and 13: the bench modules -----------------------------------------------------------------
   for (const x of results.extra ?? []) {
     for (const r of x.rows) {
-      T.push({ issue: x.module === 'mrope' ? 13 : 11, target: `${r.name} ${rowBound(r)}`, measured: rowMeasured(r), status: rowStatus(r), note: r.note, module: x.module });
+      T.push({ issue: x.module.startsWith('mrope') ? 13 : 11, target: `${r.name} ${rowBound(r)}`, measured: rowMeasured(r), status: rowStatus(r), note: r.note, module: x.module });
     }
   }
   return T;

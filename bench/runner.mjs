@@ -7,6 +7,7 @@ import { measure as f16 } from './f16.mjs';
 import { measure as strided } from './strided.mjs';
 import { measure as attentionBatch } from './attention-batch.mjs';
 import { measure as mropeBench } from './mrope.mjs';
+import { measure as mropeAttention } from './mrope-attention.mjs';
 
 export const PAIRINGS = ['half', 'interleaved'];
 export const LAYOUTS = ['bshd', 'bhsd'];
@@ -118,6 +119,7 @@ export const MODULES = [
   ['strided', strided], // issue 11: strided vs dense apply
   ['attention-batch', attentionBatch], // issue 11: one padded-batch attention call vs per-sequence calls
   ['mrope', mropeBench], // issue 13: M-RoPE vs plain apply
+  ['mrope-attention', mropeAttention], // issue 13: M-RoPE vs plain-RoPE attention
 ];
 
 /** Runs each selected module's measure(pe, opts); returns [{ module, rows, seconds }]. A failure is a row. */

@@ -30,6 +30,7 @@ const EXPECTED = [
   [/strided vs dense apply.* ≤ 1\.1×/, RATIO],
   [/padded-batch attention, one call vs 8 per-sequence calls.* ≥ 3×/, RATIO],
   [/M-RoPE vs plain apply.* ≤ 1\.15×/, RATIO],
+  [/M-RoPE vs plain-RoPE attention.* ≤ 1\.15×/, RATIO],
 ];
 
 test('node bench/run.mjs --quick runs, checks its outputs and prints every target with a status', { timeout: 600_000 }, () => {
