@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // attention-batch.mjs — one pe.attention call for a left-padded batch against one call per sequence, at a
-// decode step (issue 11: batch 8, target: the one call >= 3x faster). Part of `npm run bench` through measure().
+// decode step (issue 11: batch 8, target: the one call >= 3x faster). Part of `npm run bench` through measure()
+// (the interface in targets.mjs; samples on bench/clock.mjs's clock).
 //   node bench/attention-batch.mjs [--quick] [--rounds N] [--min-sample S]
 //
 // Shape: the Llama-3.1-style decoder of tests/golden/e2e (8 query / 2 key-value heads, head_dim 16), RoPE with
@@ -13,7 +14,9 @@
 // one sequence's kernel time. It is large only while w dominates k1: at kLen 32 here k1 is already about
 // the size of w, and at kLen 256 k1 is several times w, so the ratio tends to 1 as the cache grows (the
 // padded call does the same kernel work as the eight calls, plus its padding).
-import { compare, ratio, fillRandom } from '../web/widgets/lib/measure.js';
+import { compare, fillRandom } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
+import { rowFrom, standalone } from './targets.mjs';
 
 function workload(pe, K) {
   const batch = 8;
@@ -79,20 +82,16 @@ export async function measure(pe, { quick = false, rounds = 9, minSample = 0.02 
     const w = workload(pe, K);
     try {
       const { results } = await compare([
-        { id: 'batched', sample: (n) => time(w.batched, n) },
-        { id: 'per-sequence', sample: (n) => time(w.perSequence, n) },
+        { id: 'batched', sample: loop(w.batched) },
+        { id: 'per-sequence', sample: loop(w.perSequence) },
       ], { rounds, minSample });
-      const r = ratio(results, 'per-sequence', 'batched');
       const us = (id) => (results[id].median * 1e6).toFixed(1);
-      rows.push({
-        name: `padded-batch attention, 1 call vs ${w.batch} per-sequence calls, decode batch ${w.batch}, kLen ${K} (8/2 heads x ${w.D})`,
-        ratio: r ? r.median : null,
-        lo: r ? r.lo : null,
-        hi: r ? r.hi : null,
+      rows.push(rowFrom(results, 'per-sequence', 'batched', {
+        name: `padded-batch attention, one call vs ${w.batch} per-sequence calls, decode batch ${w.batch}, kLen ${K} (8/2 heads x ${w.D})`,
         target: 3,
         better: 'higher',
         note: `1 call ${us('batched')} us, ${w.batch} calls ${us('per-sequence')} us; outputs agree to ${w.diff.toExponential(1)}`,
-      });
+      }));
     } finally {
       w.free();
     }
@@ -100,35 +99,4 @@ export async function measure(pe, { quick = false, rounds = 9, minSample = 0.02 
   return rows;
 }
 
-// Seconds per call. In Node, the process's CPU time rather than the wall clock: on a shared machine a
-// descheduled batch would otherwise count other processes' time (a few ms in a 20 ms batch flips the ratio);
-// both contenders are timed the same way, so the ratio means the same. Elsewhere (a browser), the wall clock.
-const cpuUsage = globalThis.process?.cpuUsage;
-function time(fn, iters) {
-  if (cpuUsage) {
-    const c0 = cpuUsage();
-    for (let i = 0; i < iters; i++) fn();
-    const c = cpuUsage(c0);
-    return (c.user + c.system) / 1e6 / iters;
-  }
-  const t0 = performance.now();
-  for (let i = 0; i < iters; i++) fn();
-  return (performance.now() - t0) / 1e3 / iters;
-}
-
-// Run directly: the SIMD build, one line per row.
-const argv = globalThis.process?.argv;
-if (argv && argv[1] && new URL(`file://${argv[1]}`).href === import.meta.url) {
-  const opt = (name, dflt) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 && i + 1 < argv.length ? Number(argv[i + 1]) : dflt;
-  };
-  const quick = argv.includes('--quick');
-  const { init } = await import('../web/src/index.js');
-  const pe = await init({ simd: true });
-  const rows = await measure(pe, { quick, rounds: opt('rounds', quick ? 3 : 9), minSample: opt('min-sample', quick ? 0.005 : 0.02) });
-  for (const r of rows) {
-    const met = r.ratio >= r.target ? 'met' : 'missed';
-    console.log(`${met.padEnd(7)} ${r.ratio.toFixed(2)}x (${r.lo.toFixed(2)}-${r.hi.toFixed(2)})  >= ${r.target}x  ${r.name} — ${r.note}`);
-  }
-}
+await standalone(import.meta.url, measure);

@@ -215,6 +215,22 @@ for (const build of BUILDS) {
     }
   });
 
+  test(`16-bit attention: pe.tensor inputs and out (zero-copy, dtype from the tensors) == Uint16Array inputs [${build.name}]`, async () => {
+    const pe = await loadBuild(build.simd);
+    for (const seed of [7001, 7002]) {
+      const C = makeCase(seed);
+      const { s, layout, dtype } = C;
+      const opts = { shape: s, layout, causal: C.causal, positions: { q: C.qpos, k: C.kpos }, mask: C.mask };
+      const want = pe.attention(C.q, C.k, C.v, { ...opts, dtype }).out;
+      const [q, k, v] = [C.q, C.k, C.v].map((x) => pe.tensor(x, { dtype }));
+      const out = pe.tensor(want.length, { dtype });
+      assert.equal(pe.attention(q, k, v, { ...opts, out }).out, out, 'returns options.out');
+      assertBitEqual(out.array.slice(), want, `seed ${seed}: tensors`);
+      assertBitEqual(pe.attention(q, k, v, opts).out, want, `seed ${seed}: tensors, new out`);
+      for (const t of [q, k, v, out]) t.free();
+    }
+  });
+
   test(`16-bit attention: dtype errors name the argument [${build.name}]`, async () => {
     const pe = await loadBuild(build.simd);
     const s = { batch: 1, heads: 2, qLen: 2, kLen: 3, headDim: 4 };
