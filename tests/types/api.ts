@@ -8,7 +8,7 @@
 // (index.d.ts), add its calls here.
 import { init } from 'posenc';
 import { ModelFileError, parseSafetensors } from 'posenc/model';
-import type { Posenc, Rope, Tensor, Learned, AttentionResult, TinyModel, SafetensorsInfo } from 'posenc';
+import type { Posenc, Rope, Rope2d, Tensor, Learned, AttentionResult, TinyModel, SafetensorsInfo, HFPositionSpec, HFVision } from 'posenc';
 import initDefault from 'posenc';
 import { init as initUrl } from 'posenc/url';
 
@@ -243,3 +243,26 @@ use(sinTab16, l16dtype, sinAdd16);
 use(b16, b16bits);
 
 use(simd, bytes);
+
+// ---- Multimodal: M-RoPE, the position-id builder, 2D vision RoPE, config.json (issue 13) --------------------------
+declare const qwenVl: Record<string, unknown>;
+const mr: Rope = pe.rope({ headDim: 128, base: 1e6, mrope: { section: [16, 24, 24], interleaved: false } });
+const mrPos = pe.mropePositions([[1, 2, 3]], { config: qwenVl, imageGridThw: [[1, 4, 4]] });
+type _mrPos = Expect<Equal<typeof mrPos.positions, Int32Array>>;
+mr.apply(new Float32Array(3 * 128), { shape: [1, 3, 1, 128], positions: mrPos.positions });
+mr.rerotate(new Float32Array(128), [1, 0, 0]);
+const mrOut = pe.attention(qa, ka, va, { shape: { heads: 8, kvHeads: 2, qLen: 1, kLen: 16, headDim: 128 }, rope: mr, positions: { q: new Int32Array(3), k: new Int32Array(48) }, causal: true });
+use(mrOut.out);
+const specVl: HFPositionSpec = pe.fromHFConfig(qwenVl);
+const vision: HFVision | undefined = specVl.vision;
+if (vision !== undefined && vision.kind !== 'learned' && vision.kind !== 'unknown') {
+  const vr: Rope2d = vision.rope;
+  use(vr.cosSin({ gridH: 2, gridW: 2 }).cos, vision.headDim, vision.spatialMergeSize);
+}
+const visRope: Rope2d = pe.ropeFromHFConfig(qwenVl, { part: 'vision' });
+const textRope: Rope = pe.ropeFromHFConfig(qwenVl, { part: 'text' });
+use(visRope.kind, textRope.mrope);
+// @ts-expect-error part is 'text' or 'vision'
+pe.ropeFromHFConfig(qwenVl, { part: 'audio' });
+const vis2: Rope2d = pe.rope2d({ kind: 'qwen2-vl', headDim: 80, spatialMergeSize: 2 });
+vis2.free();

@@ -145,7 +145,8 @@ export interface RopeOptions {
   scaling?: RopeScaling | null;
   /**
    * M-RoPE (Qwen2-VL; Qwen3-VL interleaved): each pair reads the position of one of three streams (t, h, w).
-   * Then cosSin / apply take positions [t..., h..., w...] (3 * n). pe.attention does not take such a rope.
+   * Then cosSin / apply take positions [t..., h..., w...] (3 * n), and pe.attention positions { q, k } of three
+   * streams each (see AttentionOptions.rope).
    */
   mrope?: MropeOptions | null;
 }
@@ -416,6 +417,11 @@ export interface FromHFConfigOptions {
 
 export interface RopeFromHFConfigOptions extends FromHFConfigOptions {
   /**
+   * 'text' (default): the text layers' RoPE (the M-RoPE rope for Qwen2/2.5/3-VL). 'vision': the vision tower's
+   * 2D RoPE from vision_config, a Rope2d (see the overload); not with layerType or pairing.
+   */
+  part?: 'text';
+  /**
    * The layer type whose RoPE to build ('sliding_attention', 'full_attention', ...), in every form: layer_types,
    * the family's default pattern (Gemma 2/3, Cohere2, EXAONE 4, OLMo 3, Qwen 3.5, Llama 4), Gemma 3's
    * rope_local_base_freq, rope_parameters keyed by layer type. Required when layer types differ in RoPE (Gemma 3);
@@ -445,8 +451,8 @@ export type HFLayer = (
        */
       readonly outputPairing?: 'half';
       /**
-       * Qwen2/2.5/3-VL and Qwen 3.5 M-RoPE sections (mrope_section, mrope_interleaved), recorded only: the rope is the
-       * 1-D RoPE with these frequencies (what M-RoPE gives for text-only positions); 3-axis positions are issue 13.
+       * Qwen2/2.5/3-VL and Qwen 3.5 M-RoPE sections (mrope_section, mrope_interleaved). `rope` is then the M-RoPE
+       * rope itself (rope.mrope has the same sections): positions [t..., h..., w...] from pe.mropePositions.
        */
       readonly mrope?: { readonly section: readonly [number, number, number]; readonly interleaved: boolean };
     }
@@ -465,6 +471,35 @@ export type HFLayer = (
   readonly stack?: 'encoder' | 'decoder';
 };
 
+/**
+ * A multimodal config's vision tower (vision_config): its 2D RoPE where it has one. Qwen2-VL / 2.5-VL / 3-VL /
+ * 3.5 ('qwen2-vl', base 10000), Pixtral and Mistral 3 ('pixtral'), Llama 4 ('llama4'); SigLIP / CLIP towers learn
+ * their positions ('learned'); any other tower is 'unknown' (never guessed).
+ */
+export type HFVision =
+  | {
+      readonly kind: Rope2dKind;
+      /** vision_config.model_type, or the tower the wrapper builds ('qwen2_5_vl', 'pixtral', 'llama4_vision_model'). */
+      readonly modelType: string;
+      readonly rope: Rope2d;
+      readonly headDim: number;
+      readonly heads: number;
+      readonly numLayers?: number;
+      readonly patchSize: number;
+      readonly base: number;
+      /** pixtral, llama4: image_size (the grid is at most imageSize / patchSize a side). */
+      readonly imageSize?: number;
+      /** qwen2-vl: merge-window size and frames per temporal patch. */
+      readonly spatialMergeSize?: number;
+      readonly temporalPatchSize?: number;
+      /** Position keys of vision_config not built (Qwen3-VL's interpolated learned table: num_position_embeddings). */
+      readonly ignored: readonly string[];
+      /** Keys filled from the vision config class's defaults (Qwen2VLVisionConfig, Qwen2_5_VLVisionConfig). */
+      readonly defaults: Readonly<Record<string, unknown>>;
+    }
+  | { readonly kind: 'learned'; readonly modelType: string }
+  | { readonly kind: 'unknown'; readonly modelType: string | undefined };
+
 /** pe.fromHFConfig's result (frozen). */
 export interface HFPositionSpec {
   /** config.json's model_type. */
@@ -478,7 +513,9 @@ export interface HFPositionSpec {
   readonly ignored: readonly string[];
   /** Keys the file omits that were filled from the text config class's defaults (Gemma 3: 'text_config.head_dim': 256). */
   readonly defaults: Readonly<Record<string, unknown>>;
-  /** Frees every Rope in `layers`. */
+  /** The vision tower, when the config has a vision_config. */
+  readonly vision?: HFVision;
+  /** Frees every Rope in `layers` and the vision tower's Rope2d. */
   free(): void;
 }
 
@@ -514,6 +551,8 @@ export interface Posenc {
    * range from max_position_embeddings and give other frequencies for such files).
    */
   ropeFromHFConfig(config: Record<string, unknown>, options?: RopeFromHFConfigOptions): Rope;
+  /** The vision tower's 2D RoPE from vision_config; a TypeError naming why when it has none (SigLIP, no vision_config). */
+  ropeFromHFConfig(config: Record<string, unknown>, options: { part: 'vision' }): Rope2d;
   /**
    * Every layer's position scheme from a config.json as published: text_config of multimodal wrappers with that
    * class's defaults, pairing by model type, legacy rope spellings ('su', 'mrope', type / rope_type, null),
@@ -757,7 +796,13 @@ export interface AttentionOptions {
   layout?: Layout;
   /** Key j visible to query i iff kpos[j] ≤ qpos[i]. Default false. */
   causal?: boolean;
-  /** RoPE of q and k (on copies) at their positions; its headDim must be shape.headDim. */
+  /**
+   * RoPE of q and k (on copies) at their positions; its headDim must be shape.headDim. An M-RoPE rope (mrope
+   * option, or a Qwen-VL config's) needs positions { q, k } of three streams each [t..., h..., w...] (3·qLen
+   * shared or 3·batch·qLen per sequence; k's optional with kRotated); they drive the rotation only, and the
+   * causal mask and ALiBi follow the token order (key j at j, query i at kLen − qLen + i), as HF masks by
+   * cache_position. The result is rope.apply on q and k, then attention without a rope, bit for bit.
+   */
   rope?: Rope | null;
   positions?: AttentionPositions | null;
   /** true: pe.alibiSlopes(heads); or heads finite slopes. Adds slope[h] · (kpos[j] − qpos[i]). Default none. */

@@ -60,7 +60,9 @@ export const SLOT = Object.freeze({
   MASK: 17, // int32 attention key mask (batch, kLen)
   BIAS: 18, // float32 attention bias copy
   QSCALE: 19, // float32 attention per-query scales
-  COUNT: 20,
+  MQ: 20, // attention with an M-RoPE rope: q rotated in a copy of its own (attention-mrope.js)
+  MK: 21, // ... and k
+  COUNT: 22,
 });
 
 // The largest element count of one tensor argument: lengths stay within int32 so every C dimension product

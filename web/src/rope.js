@@ -363,9 +363,10 @@ export function rope(ctx, options) {
 
 /**
  * For the families that take a rope (pe.attention): the C object and sizes of `rope` if it is a live rope of
- * this instance; a TypeError naming `name` otherwise.
+ * this instance; a TypeError naming `name` otherwise. An M-RoPE rope only where the caller rotates by three
+ * streams itself (allowMrope: pe.attention, via attention-mrope.js).
  */
-export function ropeHandle(ctx, rope, where, name) {
+export function ropeHandle(ctx, rope, where, name, allowMrope = false) {
   const st = Rope.peek(rope);
   if (st === undefined) {
     throw typeError(where, `${name} must be a rope made by pe.rope() or pe.ropeFromHFConfig()`, rope);
@@ -374,8 +375,9 @@ export function ropeHandle(ctx, rope, where, name) {
     throw new TypeError(`${where}: ${name} is a rope of another posenc instance (made by a different init())`);
   }
   if (st.ptr === 0) throw new TypeError(`${where}: ${name} is a rope that was freed`);
-  if (st.mrope !== null) {
-    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream, so it does not take M-RoPE ropes yet: rotate q and k with rope.apply(x, { positions }) and pass no rope`);
+  if (st.mrope !== null && !allowMrope) {
+    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream: rotate with rope.apply(x, { positions }) (three streams)`);
   }
-  return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq };
+  // mrope: the rope's state for attention-mrope.js, which rotates by three streams itself
+  return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq, mrope: st.mrope === null ? null : st };
 }
