@@ -24,7 +24,10 @@ import {
 
 export { DTYPES, DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_BFLOAT16 };
 
-const DTYPE_LIST = DTYPES.map((d) => `'${d}'`).join(', ');
+// memory.js re-exports this module's functions (its callers import placement from there), so the two import each
+// other: nothing here reads memory.js's bindings at load time, only inside functions, which keeps the cycle safe
+// whichever module loads first.
+const dtypeList = () => DTYPES.map((d) => `'${d}'`).join(', ');
 
 /**
  * The pe_dtype of data argument `x` under option `dtype` (named `optName`): the option when given, else x's
@@ -41,7 +44,7 @@ export function resolveDtype(where, dtype, x, name = 'x', optName = 'options.dty
   if (dtype === 'float32') d = DTYPE_FLOAT32;
   else if (dtype === 'float16') d = DTYPE_FLOAT16;
   else if (dtype === 'bfloat16') d = DTYPE_BFLOAT16;
-  else if (typeof dtype !== 'string') throw typeError(where, `${optName} must be one of ${DTYPE_LIST}`, dtype);
+  else if (typeof dtype !== 'string') throw typeError(where, `${optName} must be one of ${dtypeList()}`, dtype);
   else checkEnum(where, optName, dtype, DTYPES); // throws for an unknown string
   if (own !== -1 && own !== d) {
     throw new TypeError(`${where}: ${name} is a ${DTYPES[own]} tensor but ${optName} is '${DTYPES[d]}'; give the tensor's own dtype or none`);
