@@ -23,21 +23,16 @@ import {
   SLOT,
   MAX_TENSOR_LENGTH,
   copyOut,
-  locateData,
-  stageData,
-  returnData,
-  resolveDtype,
-  dtypeBytes,
   DTYPES,
   tensorRecord,
   float32Length,
-  halfLength,
   viewBuffer,
   viewByteOffset,
   int32sLength,
   stageInt32s,
   int32RangeErrorAt,
 } from './memory.js';
+import { locateData, stageData, returnData, resolveDtype, dtypeBytes, halfLength } from './memory-dtype.js';
 
 
 const LEARNED_KEYS = knownKeys('maxLen', 'dModel', 'offset', 'dtype');

@@ -4,7 +4,8 @@
 // and passes its state here: a plain function call, nothing allocated for it.
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, locateData, stageData, returnData, dataOverlap } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH } from './memory.js';
+import { locateData, stageData, returnData, dataOverlap } from './memory-dtype.js';
 import { readShape, LAYOUTS } from './rope-view.js';
 import { resolveDtype, halfIn } from './rope-dtype.js';
 import { applyConfig } from './rope-apply-config.js';

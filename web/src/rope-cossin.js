@@ -4,7 +4,8 @@
 // (pe_convert: nearest even, the kernels' own store), so a 16-bit table is the float32 table rounded.
 // Plain and M-RoPE ropes alike (the float32 M-RoPE table is mrope.js's, left in the COS / SIN scratch slots).
 
-import { SLOT, MAX_TENSOR_LENGTH, locateHalf, returnHalf, dataOverlap, stageInt32s } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, stageInt32s } from './memory.js';
+import { locateHalf, returnHalf, dataOverlap } from './memory-dtype.js';
 import { INT32_MAX } from './errors.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError } from './rope-table.js';
 import { mropeRows, mropeCosSin } from './mrope.js';

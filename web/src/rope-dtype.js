@@ -3,11 +3,11 @@
 // Float16Array (float16) where the engine has one, or a pe.tensor of that dtype (its dtype is the default).
 // Tensors and arrays viewing wasm memory are rotated where they lie; other arrays are copied into wasm memory,
 // rotated there by the C core (widened exactly, float32 arithmetic, rounded to nearest even on store) and
-// copied back. The dtype resolution and checks are memory.js's, shared with every family that takes 16-bit data.
+// copied back. The dtype resolution and checks are memory-dtype.js's, shared with every family that takes 16-bit data.
 
 import { overlaps, viewBuffer, viewByteOffset } from './memory.js';
 
-export { DTYPES, DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_BFLOAT16, resolveDtype, checkHalf } from './memory.js';
+export { DTYPES, DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_BFLOAT16, resolveDtype, checkHalf } from './memory-dtype.js';
 
 const bytesOf = (a, n) => new Uint8Array(viewBuffer(a), viewByteOffset(a), 2 * n);
 

@@ -4,7 +4,8 @@
 // builds the table and runs the kernel with the view's strides (rope-apply-config.js). Kept apart from the
 // dense decode path (rope-apply.js), which never reaches it unless a call gives strides or offsets.
 
-import { SLOT, MAX_TENSOR_LENGTH, returnData, float32Length, halfLength, locateData } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, float32Length } from './memory.js';
+import { returnData, halfLength, locateData } from './memory-dtype.js';
 import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
 import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
 import { positionsLength, tableHit, buildTable, rerotateTable } from './rope-table.js';

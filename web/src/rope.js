@@ -13,7 +13,8 @@
 // rope-strided.js, the apply config block is rope-apply-config.js.
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, describe, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Overlap, float32Length, halfLength, locateData, stageData, returnData, stageInt32s, tensorDtype } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Overlap, float32Length, stageInt32s } from './memory.js';
+import { halfLength, locateData, stageData, returnData } from './memory-dtype.js';
 import { resolveDtype } from './rope-dtype.js';
 import { cosSin16 } from './rope-cossin.js';
 import { readShape, newView, LAYOUTS } from './rope-view.js';
@@ -140,7 +141,8 @@ class Rope {
       const out = o.out ?? null;
       const dt = o.dtype;
       const outCos = out !== null && typeof out === 'object' ? out.cos : undefined;
-      if ((dt !== undefined && dt !== null) || tensorDtype(outCos) > 0) {
+      // out.cos's own type (a 16-bit tensor, a Float16Array) is the default dtype
+      if ((dt !== undefined && dt !== null) || resolveDtype(where, undefined, outCos) !== 0) {
         if (out !== null && (typeof out !== 'object' || Array.isArray(out) || ArrayBuffer.isView(out))) {
           throw typeError(where, 'options.out must be { cos, sin }: arrays or pe.tensors of positions.length * nFreq', out);
         }

@@ -11,19 +11,8 @@
 // table, or x for add, in 16-bit storage; add widens x exactly, adds in float32 and rounds once on store.
 
 import { checkInt, checkNumber, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
-import {
-  SLOT,
-  MAX_TENSOR_LENGTH,
-  copyOut,
-  int32sLength,
-  stageInt32s,
-  int32RangeErrorAt,
-  locateData,
-  stageData,
-  returnData,
-  resolveDtype,
-  dtypeBytes,
-} from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, copyOut, int32sLength, stageInt32s, int32RangeErrorAt } from './memory.js';
+import { locateData, stageData, returnData, resolveDtype, dtypeBytes } from './memory-dtype.js';
 import { readLayout, limit } from './abi.js';
 
 export const SINUSOIDAL_PAIRINGS = Object.freeze(['interleaved', 'half']);
