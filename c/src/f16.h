@@ -132,7 +132,8 @@ PE_INLINE pe_v128 pe__f16_magnitude(pe_v128 f) {
     const pe_v128 c = pe_u32x4_min(a, pe_i32x4_splat(0x47800000)); /* 2^16 */
     /* b = 2^(max(e, -14) + 13), written with one constant fewer (0.5 = 2^(-14 + 13) serves twice) */
     const pe_v128 half = pe_i32x4_splat(0x3f000000);
-    const pe_v128 b = pe_u32x4_max(pe_i32x4_add(pe_v128_and(c, pe_i32x4_splat(0x7f800000)), pe_i32x4_splat(13 << 23)), half);
+    const pe_v128 b =
+        pe_u32x4_max(pe_i32x4_add(pe_v128_and(c, pe_i32x4_splat(0x7f800000)), pe_i32x4_splat(13 << 23)), half);
     const pe_v128 y = pe_f32x4_add(c, b);
     return pe_i32x4_dot_i16x8(pe_i32x4_sub(y, half), pe_i32x4_splat(0x00080001));
 }
@@ -140,7 +141,8 @@ PE_INLINE pe_v128 pe__f16_magnitude(pe_v128 f) {
  * being 0x7c00 | payload for a NaN's |bits| a */
 PE_INLINE pe_v128 pe__f16_magnitude_nan(pe_v128 f, pe_v128 r) {
     const pe_v128 a = pe_v128_and(f, pe_i32x4_splat(0x7fffffff));
-    const pe_v128 nan_r = pe_i32x4_sub(pe_v128_or(pe_u32x4_shr(a, 13), pe_i32x4_splat(0x200)), pe_i32x4_splat(224 << 10));
+    const pe_v128 nan_r =
+        pe_i32x4_sub(pe_v128_or(pe_u32x4_shr(a, 13), pe_i32x4_splat(0x200)), pe_i32x4_splat(224 << 10));
     return pe_v128_or(r, pe_v128_and(nan_r, pe_f32x4_ne(f, f)));
 }
 PE_INLINE pe_v128 pe__f16_sign(pe_v128 f) { return pe_v128_and(pe_u32x4_shr(f, 16), pe_i32x4_splat(0x8000)); }
@@ -239,12 +241,12 @@ PE_INLINE pe_v128 pe__f32_to_bf16x8(pe_v128 lo, pe_v128 hi) {
     }
 
 #if PE_SIMD
-#define PE__F16_WIDEN_LOOP(widen8)            \
-    for (; i + 8 <= n; i += 8) {              \
-        pe_v128 f[2];                         \
-        widen8(pe_u16x8_load(src + i), f);    \
-        pe_f32x4_store(dst + i, f[0]);        \
-        pe_f32x4_store(dst + i + 4, f[1]);    \
+#define PE__F16_WIDEN_LOOP(widen8)         \
+    for (; i + 8 <= n; i += 8) {           \
+        pe_v128 f[2];                      \
+        widen8(pe_u16x8_load(src + i), f); \
+        pe_f32x4_store(dst + i, f[0]);     \
+        pe_f32x4_store(dst + i + 4, f[1]); \
     }
 #define PE__F16_NARROW_LOOP(narrow8) \
     for (; i + 8 <= n; i += 8) pe_u16x8_store(dst + i, narrow8(pe_f32x4_load(src + i), pe_f32x4_load(src + i + 4)));

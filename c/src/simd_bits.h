@@ -35,29 +35,21 @@ PE_INLINE pe_v128 pe_i16x8_eq(pe_v128 a, pe_v128 b) { return wasm_i16x8_eq(a, b)
 PE_INLINE pe_v128 pe_i16x8_add(pe_v128 a, pe_v128 b) { return wasm_i16x8_add(a, b); }
 PE_INLINE pe_v128 pe_u16x8_max(pe_v128 a, pe_v128 b) { return wasm_u16x8_max(a, b); }
 PE_INLINE pe_v128 pe_u16x8_zip_lo(pe_v128 a, pe_v128 b) { return wasm_i16x8_shuffle(a, b, 0, 8, 1, 9, 2, 10, 3, 11); }
-PE_INLINE pe_v128 pe_u16x8_zip_hi(pe_v128 a, pe_v128 b) {
-    return wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
-}
+PE_INLINE pe_v128 pe_u16x8_zip_hi(pe_v128 a, pe_v128 b) { return wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15); }
 PE_INLINE pe_v128 pe_i16x8_narrow_i32x4(pe_v128 a, pe_v128 b) { return wasm_i16x8_narrow_i32x4(a, b); }
 PE_INLINE int pe_i8x16_bitmask(pe_v128 a) { return (int)wasm_i8x16_bitmask(a); }
 
 #elif PE_SIMD && defined(PE_NATIVE_SIMD) && PE_NATIVE_SIMD && defined(__SSE4_1__) && \
     !(defined(PE_SIMD_PORTABLE) && PE_SIMD_PORTABLE)
 
-PE_INLINE pe_v128 pe_i32x4_shr(pe_v128 a, int n) {
-    return PE__FI(_mm_sra_epi32(PE__I(a), _mm_cvtsi32_si128(n & 31)));
-}
+PE_INLINE pe_v128 pe_i32x4_shr(pe_v128 a, int n) { return PE__FI(_mm_sra_epi32(PE__I(a), _mm_cvtsi32_si128(n & 31))); }
 PE_INLINE pe_v128 pe_u32x4_min(pe_v128 a, pe_v128 b) { return PE__FI(_mm_min_epu32(PE__I(a), PE__I(b))); }
 PE_INLINE pe_v128 pe_u32x4_max(pe_v128 a, pe_v128 b) { return PE__FI(_mm_max_epu32(PE__I(a), PE__I(b))); }
 PE_INLINE pe_v128 pe_f32x4_ne(pe_v128 a, pe_v128 b) { return _mm_cmpneq_ps(a, b); }
 PE_INLINE pe_v128 pe_i32x4_dot_i16x8(pe_v128 a, pe_v128 b) { return PE__FI(_mm_madd_epi16(PE__I(a), PE__I(b))); }
 PE_INLINE pe_v128 pe_i16x8_splat(int16_t x) { return PE__FI(_mm_set1_epi16(x)); }
-PE_INLINE pe_v128 pe_i16x8_shl(pe_v128 a, int n) {
-    return PE__FI(_mm_sll_epi16(PE__I(a), _mm_cvtsi32_si128(n & 15)));
-}
-PE_INLINE pe_v128 pe_i16x8_shr(pe_v128 a, int n) {
-    return PE__FI(_mm_sra_epi16(PE__I(a), _mm_cvtsi32_si128(n & 15)));
-}
+PE_INLINE pe_v128 pe_i16x8_shl(pe_v128 a, int n) { return PE__FI(_mm_sll_epi16(PE__I(a), _mm_cvtsi32_si128(n & 15))); }
+PE_INLINE pe_v128 pe_i16x8_shr(pe_v128 a, int n) { return PE__FI(_mm_sra_epi16(PE__I(a), _mm_cvtsi32_si128(n & 15))); }
 PE_INLINE pe_v128 pe_i16x8_eq(pe_v128 a, pe_v128 b) { return PE__FI(_mm_cmpeq_epi16(PE__I(a), PE__I(b))); }
 PE_INLINE pe_v128 pe_i16x8_add(pe_v128 a, pe_v128 b) { return PE__FI(_mm_add_epi16(PE__I(a), PE__I(b))); }
 PE_INLINE pe_v128 pe_u16x8_max(pe_v128 a, pe_v128 b) { return PE__FI(_mm_max_epu16(PE__I(a), PE__I(b))); }
@@ -75,12 +67,12 @@ PE_INLINE pe_v128 pe__from_u16_lanes(const uint16_t h[8]) {
     memcpy(&r, h, 16);
     return r;
 }
-#define PE__LANES16(expr)                  \
-    uint16_t x[8], y[8], o[8];             \
-    pe__u16_lanes(a, x);                   \
-    pe__u16_lanes(b, y);                   \
+#define PE__LANES16(expr)                    \
+    uint16_t x[8], y[8], o[8];               \
+    pe__u16_lanes(a, x);                     \
+    pe__u16_lanes(b, y);                     \
     for (int l = 0; l < 8; l++) o[l] = expr; \
-    (void)y;                               \
+    (void)y;                                 \
     return pe__from_u16_lanes(o)
 
 PE_INLINE pe_v128 pe_i32x4_shr(pe_v128 a, int n) {
@@ -128,7 +120,7 @@ PE_INLINE pe_v128 pe_i16x8_shl(pe_v128 a, int n) {
 }
 PE_INLINE pe_v128 pe_i16x8_shr(pe_v128 a, int n) {
     const pe_v128 b = a;
-    PE__LANES16((uint16_t)((x[l] >> (n & 15)) | ((x[l] & 0x8000u) ? (uint16_t)~(0xffffu >> (n & 15)) : 0u)));
+    PE__LANES16((uint16_t)((x[l] >> (n & 15)) | ((x[l] & 0x8000u) ? (uint16_t) ~(0xffffu >> (n & 15)) : 0u)));
 }
 PE_INLINE pe_v128 pe_i16x8_eq(pe_v128 a, pe_v128 b) { PE__LANES16(x[l] == y[l] ? 0xffffu : 0u); }
 PE_INLINE pe_v128 pe_i16x8_add(pe_v128 a, pe_v128 b) { PE__LANES16((uint16_t)(x[l] + y[l])); }

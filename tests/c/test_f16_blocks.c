@@ -65,8 +65,8 @@ static void narrow_block(const float x[8], int bf16, narrow_bad *bad) {
         fprintf(stderr, "%s cheap: 0x%08x -> 0x%04x, scalar 0x%04x\n", bf16 ? "bf16" : "f16", bits_of(x[0]), got[0],
                 want[0]);
     const pe_v128 zero = pe_i32x4_splat(0);
-    const int noted = bf16 ? pe__bf16_noted(pe__bf16_note(pe__bf16_note(zero, lo), hi))
-                           : pe__f16_noted(pe__f16_note(zero, cheap));
+    const int noted =
+        bf16 ? pe__bf16_noted(pe__bf16_note(pe__bf16_note(zero, lo), hi)) : pe__f16_noted(pe__f16_note(zero, cheap));
     if ((noted != 0) != (special_out != 0) && bad->flag++ < 4)
         fprintf(stderr, "%s flag %d for a block with 0x%08x.. (special %d)\n", bf16 ? "bf16" : "f16", noted,
                 bits_of(x[0]), special_out);
@@ -85,7 +85,7 @@ static void report_narrow(const char *what, int bf16, const narrow_bad *b) {
 /* float32 values around every boundary of the formulation, and random ones */
 static size_t boundary_inputs(float *x, size_t cap, pe_rng *rng) {
     size_t n = 0;
-    static const uint32_t low[] = {0x0000, 0x0001, 0x0fff, 0x1000, 0x1001, 0x1fff, 0x2000, 0x2001, /* f16 ties */
+    static const uint32_t low[] = {0x0000, 0x0001, 0x0fff, 0x1000, 0x1001,  0x1fff,  0x2000,   0x2001, /* f16 ties */
                                    0x7fff, 0x8000, 0x8001, 0xffff, 0x10000, 0x18000, 0x7f0000, 0x7fe000, 0x7fffff};
     static const uint32_t top[] = {0, 1, 0x100, 0x3fe000, 0x400000, 0x7fe000, 0x7f0000}; /* mantissa tops */
     for (uint32_t s = 0; s < 2; s++)

@@ -57,7 +57,8 @@ int main(void) {
             for (int l = 0; l < 4; l++) bad += r[l] != (f_of(a[l]) != f_of(b[l]) ? 0xffffffffu : 0u);
             u32_of(pe_i32x4_dot_i16x8(va, vb), r);
             for (int l = 0; l < 4; l++) {
-                const int64_t d = (int64_t)s16(ah[2 * l]) * s16(bh[2 * l]) + (int64_t)s16(ah[2 * l + 1]) * s16(bh[2 * l + 1]);
+                const int64_t d =
+                    (int64_t)s16(ah[2 * l]) * s16(bh[2 * l]) + (int64_t)s16(ah[2 * l + 1]) * s16(bh[2 * l + 1]);
                 bad += r[l] != (uint32_t)(d & 0xffffffff); /* wraps only for (-32768)^2 * 2 */
             }
             u16_of(pe_i16x8_eq(va, vb), rh);

@@ -44,7 +44,8 @@ int main(void) {
         for (size_t i = 0; i < total; i++) {
             const uint32_t r = (uint32_t)pe_rng_next(&rng);
             a[i] = (uint16_t)((mixed && (i & 1)) ? r : (r & 0x83ff) | (uint32_t)pe_rng_int(&rng, 0x3000, 0x4c00));
-            if (!mixed && pe_rng_int(&rng, 0, 999) == 0) a[i] = (uint16_t)(0x7c00 | (r & 0x83ff)) | (r >> 31 ? 0x0380 : 0);
+            if (!mixed && pe_rng_int(&rng, 0, 999) == 0)
+                a[i] = (uint16_t)(0x7c00 | (r & 0x83ff)) | (r >> 31 ? 0x0380 : 0);
         }
         memcpy(b, a, 2 * total);
         const pe_rope_apply_config ac = {.batch = B,
