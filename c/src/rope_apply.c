@@ -127,40 +127,88 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
 #define PE__ROT_B(va, vb, c, s)                                       \
     (inverse ? pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)) \
              : pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)))
+#if PE_SIMD
+/* Pairs [j, end) of one head (end - j a multiple of the step, 8 pairs half-split, 4 interleaved), with the exact
+ * conversions or the cheap ones (f16.h); for the cheap ones the inputs are copied to keep first and the returned
+ * flag says whether the block must be put back and done exactly. */
+PE_INLINE int pe__rotate16_block(uint16_t *x, const float *cos, const float *sin, int32_t n, int32_t j, int32_t end,
+                                 uint16_t *keep, const int exact, const int bf16, const int interleaved,
+                                 const int inverse) {
+#define PE__WIDEN8(h, out) \
+    (bf16 ? pe__bf16x8_to_f32(h, out) : exact ? pe__f16x8_to_f32(h, out) : pe__f16x8_to_f32_finite(h, out))
+#define PE__NARROW8(lo, hi)                                                        \
+    (bf16 ? (exact ? pe__f32_to_bf16x8(lo, hi) : pe__f32_to_bf16x8_no_nan(lo, hi)) \
+          : (exact ? pe__f32_to_f16x8(lo, hi) : pe__f32_to_f16x8_no_nan(lo, hi)))
+#define PE__NOTE_IN(h) (flag = exact || bf16 ? flag : pe__f16_note(flag, h))
+#define PE__NOTE_OUT(lo, hi, p) \
+    (flag = exact ? flag : bf16 ? pe__bf16_note(pe__bf16_note(flag, lo), hi) : pe__f16_note(flag, p))
+    pe_v128 flag = pe_i32x4_splat(0);
+    if (interleaved) {
+        for (int32_t i = j; i < end; i += 4) {
+            const pe_v128 h = pe_u16x8_load(x + 2 * i);
+            if (!exact) pe_u16x8_store(keep + 2 * (i - j), h);
+            PE__NOTE_IN(h);
+            pe_v128 w[2];
+            PE__WIDEN8(h, w);
+            const pe_v128 va = pe_f32x4_even(w[0], w[1]), vb = pe_f32x4_odd(w[0], w[1]);
+            const pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
+            const pe_v128 ra = PE__ROT_A(va, vb, c, s), rb = PE__ROT_B(va, vb, c, s);
+            const pe_v128 lo = pe_f32x4_zip_lo(ra, rb), hi = pe_f32x4_zip_hi(ra, rb);
+            const pe_v128 p = PE__NARROW8(lo, hi);
+            PE__NOTE_OUT(lo, hi, p);
+            pe_u16x8_store(x + 2 * i, p);
+        }
+    } else {
+        uint16_t *b = x + n;
+        for (int32_t i = j; i < end; i += 8) {
+            const pe_v128 ha = pe_u16x8_load(x + i), hb = pe_u16x8_load(b + i);
+            if (!exact) pe_u16x8_store(keep + 2 * (i - j), ha), pe_u16x8_store(keep + 2 * (i - j) + 8, hb);
+            PE__NOTE_IN(ha);
+            PE__NOTE_IN(hb);
+            pe_v128 a[2], bv[2];
+            PE__WIDEN8(ha, a);
+            PE__WIDEN8(hb, bv);
+            const pe_v128 c0 = pe_f32x4_load(cos + i), c1 = pe_f32x4_load(cos + i + 4);
+            const pe_v128 s0 = pe_f32x4_load(sin + i), s1 = pe_f32x4_load(sin + i + 4);
+            const pe_v128 ra0 = PE__ROT_A(a[0], bv[0], c0, s0), ra1 = PE__ROT_A(a[1], bv[1], c1, s1);
+            const pe_v128 rb0 = PE__ROT_B(a[0], bv[0], c0, s0), rb1 = PE__ROT_B(a[1], bv[1], c1, s1);
+            const pe_v128 pa = PE__NARROW8(ra0, ra1), pb = PE__NARROW8(rb0, rb1);
+            PE__NOTE_OUT(ra0, ra1, pa);
+            PE__NOTE_OUT(rb0, rb1, pb);
+            pe_u16x8_store(x + i, pa);
+            pe_u16x8_store(b + i, pb);
+        }
+    }
+#undef PE__WIDEN8
+#undef PE__NARROW8
+#undef PE__NOTE_IN
+#undef PE__NOTE_OUT
+    return !exact && (bf16 ? pe__bf16_noted(flag) : pe__f16_noted(flag));
+}
+#define PE__CHUNK 64 /* pairs: 256 bytes kept aside */
+#endif
+
 PE_INLINE void pe__rotate16(uint16_t *x, const float *cos, const float *sin, int32_t n, const int bf16,
                             const int interleaved, const int inverse) {
     int32_t i = 0;
 #if PE_SIMD
-#define PE__WIDEN4(v) (bf16 ? pe__bf16x4_to_f32x4(v) : pe__f16x4_to_f32x4(v))
-#define PE__NARROW4(v) (bf16 ? pe__f32x4_to_bf16x4(v) : pe__f32x4_to_f16x4(v))
-    if (interleaved) {
-        for (; i + 4 <= n; i += 4) {
-            const pe_v128 h = pe_u16x8_load(x + 2 * i);
-            const pe_v128 lo = PE__WIDEN4(pe_u32x4_extend_low_u16x8(h)), hi = PE__WIDEN4(pe_u32x4_extend_high_u16x8(h));
-            const pe_v128 va = pe_f32x4_even(lo, hi), vb = pe_f32x4_odd(lo, hi);
-            const pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
-            const pe_v128 ra = PE__ROT_A(va, vb, c, s), rb = PE__ROT_B(va, vb, c, s);
-            pe_u16x8_store(x + 2 * i, pe_u16x8_narrow_i32x4(PE__NARROW4(pe_f32x4_zip_lo(ra, rb)),
-                                                            PE__NARROW4(pe_f32x4_zip_hi(ra, rb))));
-        }
-    } else {
-        uint16_t *b = x + n;
-        for (; i + 8 <= n; i += 8) {
-            const pe_v128 ha = pe_u16x8_load(x + i), hb = pe_u16x8_load(b + i);
-            const pe_v128 a0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(ha)),
-                          a1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(ha));
-            const pe_v128 b0 = PE__WIDEN4(pe_u32x4_extend_low_u16x8(hb)),
-                          b1 = PE__WIDEN4(pe_u32x4_extend_high_u16x8(hb));
-            const pe_v128 c0 = pe_f32x4_load(cos + i), c1 = pe_f32x4_load(cos + i + 4);
-            const pe_v128 s0 = pe_f32x4_load(sin + i), s1 = pe_f32x4_load(sin + i + 4);
-            pe_u16x8_store(x + i, pe_u16x8_narrow_i32x4(PE__NARROW4(PE__ROT_A(a0, b0, c0, s0)),
-                                                        PE__NARROW4(PE__ROT_A(a1, b1, c1, s1))));
-            pe_u16x8_store(b + i, pe_u16x8_narrow_i32x4(PE__NARROW4(PE__ROT_B(a0, b0, c0, s0)),
-                                                        PE__NARROW4(PE__ROT_B(a1, b1, c1, s1))));
+    /* One test per chunk instead of one per 8 lanes: in the loop, branches and their joins cost V8 more
+     * registers than the cheap conversions have to spare. A flagged chunk (rare: an Inf or NaN went in or came
+     * out) is put back and done again exactly. */
+    const int32_t simd_end = n - n % (interleaved ? 4 : 8);
+    for (int32_t j = 0; j < simd_end; j += PE__CHUNK) {
+        const int32_t end = simd_end - j > PE__CHUNK ? j + PE__CHUNK : simd_end;
+        uint16_t keep[2 * PE__CHUNK];
+        if (PE__RARE(pe__rotate16_block(x, cos, sin, n, j, end, keep, 0, bf16, interleaved, inverse))) {
+            for (int32_t k = 0; k < 2 * (end - j); k++) /* both halves, or the interleaved pairs, as read */
+                if (interleaved)
+                    x[2 * j + k] = keep[k];
+                else
+                    x[(k & 8 ? n : 0) + j + (k >> 4) * 8 + (k & 7)] = keep[k];
+            pe__rotate16_block(x, cos, sin, n, j, end, keep, 1, bf16, interleaved, inverse);
         }
     }
-#undef PE__WIDEN4
-#undef PE__NARROW4
+    i = simd_end;
 #endif
     const size_t step = interleaved ? 2 : 1, other = interleaved ? 1 : (size_t)n;
     for (; i < n; i++) {
@@ -194,6 +242,31 @@ PE_INLINE void pe__apply16(uint16_t *x, const float *cos, const float *sin, int3
         }
     }
 }
+
+/* One out-of-line function per (dtype, pairing, direction), called through a table (a function called from one
+ * place is inlined again by the linker's optimizer): V8 allocates registers per function, and inlined into
+ * pe_rope_apply beside every other loop the 16-bit loops ran out of xmm registers and reloaded their constants
+ * (even the memory base) from the stack on each step. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PE__OUT_OF_LINE __attribute__((noinline))
+#else
+#define PE__OUT_OF_LINE
+#endif
+#define PE__APPLY16_FN(B16, IL, INV)                                                                          \
+    static PE__OUT_OF_LINE void pe__apply16_##B16##IL##INV(uint16_t *x, const float *cos, const float *sin,   \
+                                                           int32_t batch, int32_t seq, int32_t heads,         \
+                                                           pe__apply_geom g, int32_t n, int bhsd, int rows) { \
+        pe__apply16(x, cos, sin, batch, seq, heads, g, n, bhsd, rows, B16, IL, INV);                          \
+    }
+PE__APPLY16_FN(0, 0, 0)
+PE__APPLY16_FN(0, 0, 1)
+PE__APPLY16_FN(0, 1, 0)
+PE__APPLY16_FN(0, 1, 1)
+PE__APPLY16_FN(1, 0, 0)
+PE__APPLY16_FN(1, 0, 1)
+PE__APPLY16_FN(1, 1, 0)
+PE__APPLY16_FN(1, 1, 1)
+#undef PE__APPLY16_FN
 
 /* Resolves the strides (0 -> dense for the layout) and checks the view: every head vector it names lies in
  * [offset, offset + extent) with extent addressable, and no two of them overlap (each is rotated in place
@@ -274,18 +347,11 @@ pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const fl
     if (cfg->dtype != PE_DTYPE_FLOAT32) {
         uint16_t *xh = (uint16_t *)x + (size_t)cfg->offset;
         const int bf16 = cfg->dtype == PE_DTYPE_BFLOAT16;
-#define PE__APPLY16(B16, IL, INV) pe__apply16(xh, cos, sin, batch, seq, heads, g, n, bhsd, rows, B16, IL, INV)
-        switch (bf16 * 4 + interleaved * 2 + inverse) {
-        case 0: PE__APPLY16(0, 0, 0); break;
-        case 1: PE__APPLY16(0, 0, 1); break;
-        case 2: PE__APPLY16(0, 1, 0); break;
-        case 3: PE__APPLY16(0, 1, 1); break;
-        case 4: PE__APPLY16(1, 0, 0); break;
-        case 5: PE__APPLY16(1, 0, 1); break;
-        case 6: PE__APPLY16(1, 1, 0); break;
-        default: PE__APPLY16(1, 1, 1); break;
-        }
-#undef PE__APPLY16
+        static void (*const apply16[8])(uint16_t *, const float *, const float *, int32_t, int32_t, int32_t,
+                                        pe__apply_geom, int32_t, int,
+                                        int) = {pe__apply16_000, pe__apply16_001, pe__apply16_010, pe__apply16_011,
+                                                pe__apply16_100, pe__apply16_101, pe__apply16_110, pe__apply16_111};
+        apply16[bf16 * 4 + interleaved * 2 + inverse](xh, cos, sin, batch, seq, heads, g, n, bhsd, rows);
         return PE_OK;
     }
     float *xv = (float *)x + (size_t)cfg->offset;
