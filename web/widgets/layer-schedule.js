@@ -10,7 +10,7 @@ import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, select } from './lib/controls.js';
 import { chart } from './lib/chart.js';
-import { tex } from './lib/math.js';
+import { texRow } from './lib/math.js';
 import { addStyle } from './lib/style.js';
 
 // config.json as published (Gemma 3 4B: its text_config verbatim; Gemma 3 270M: the position keys of its file;
@@ -29,6 +29,7 @@ addStyle('pe-layers', `
   color: #fff; cursor: pointer; font-variant-numeric: tabular-nums; text-align: center; }
 .pe-widget .pe-ls-cell[data-kind="none"] { color: #1d232a; }
 .pe-widget .pe-ls-cell[aria-pressed="true"] { outline: 2px solid #e08a00; outline-offset: 1px; }
+.pe-widget .pe-ls-table th { min-width: 4.5em; }
 .pe-widget .pe-ls-key { display: inline-flex; flex-wrap: wrap; gap: .3rem .9rem; font-size: .78rem; }
 .pe-widget .pe-ls-key i { display: inline-block; width: .8em; height: .8em; border-radius: 2px; margin-right: .3em; vertical-align: -.05em; }
 `);
@@ -38,6 +39,10 @@ registerStrings({
     'ls.title': 'Layers that position differently',
     'ls.intro': 'Many recent models do not give every layer the same position encoding. pe.fromHFConfig reads a config.json and returns one scheme per layer; here are two families whose schedules matter.',
     'ls.preset': 'model',
+    'ls.f.local': 'local layers, key n seen by query m: ',
+    'ls.f.global': 'global layers: ',
+    'ls.f.rope': 'RoPE layers: ',
+    'ls.f.nope': 'NoPE layers: ',
     'ls.position': 'query position p',
     'ls.strip': 'One cell per layer ({n} layers); click a layer',
     'ls.layer': 'layer {i}',
@@ -54,6 +59,11 @@ registerStrings({
     'ls.th.wl': 'slowest wavelength (tokens)',
     'ls.th.scale': 'query scale at p',
     'ls.none': 'none',
+    'ls.short.local': 'local',
+    'ls.short.global': 'global',
+    'ls.short.chunked': 'chunked',
+    'ls.short.rope': 'RoPE',
+    'ls.short.nope': 'NoPE',
     'ls.chart.keys': 'Keys visible to a query at position p, per scheme',
     'ls.chart.scale': 'Query scale of the NoPE layers against position',
     'ls.x': 'query position p',
@@ -67,6 +77,10 @@ registerStrings({
     'ls.title': '位置编码因层而异',
     'ls.intro': '许多新模型并不让每一层使用同样的位置编码。pe.fromHFConfig 读取 config.json，为每一层返回一种方案；下面是两个需要注意层间安排的模型家族。',
     'ls.preset': '模型',
+    'ls.f.local': '局部层，查询 m 能看到键 n：',
+    'ls.f.global': '全局层：',
+    'ls.f.rope': 'RoPE 层：',
+    'ls.f.nope': 'NoPE 层：',
     'ls.position': '查询位置 p',
     'ls.strip': '每层一格（共 {n} 层）；点击某一层',
     'ls.layer': '第 {i} 层',
@@ -83,6 +97,11 @@ registerStrings({
     'ls.th.wl': '最慢一对的波长（词元）',
     'ls.th.scale': '位置 p 的查询缩放',
     'ls.none': '无',
+    'ls.short.local': '局部',
+    'ls.short.global': '全局',
+    'ls.short.chunked': '分块',
+    'ls.short.rope': 'RoPE',
+    'ls.short.nope': 'NoPE',
     'ls.chart.keys': '各方案下，位置 p 的查询能看到多少个键',
     'ls.chart.scale': 'NoPE 层的查询缩放随位置的变化',
     'ls.x': '查询位置 p',
@@ -144,14 +163,14 @@ class PeLayerSchedule extends PeElement {
 
   render() {
     const sch = this.sched = this.schedule();
-    const formula = sch.gemma
-      ? '\\text{local: key } n \\text{ visible to query } m \\iff m - w < n \\le m, \\quad b = 10^4 \\qquad \\text{global: } n \\le m, \\quad b = 10^6'
-      : '\\text{RoPE layers: } \\lfloor n/C \\rfloor = \\lfloor m/C \\rfloor,\\ n \\le m \\qquad \\text{NoPE layers: } q \\leftarrow s(m)\\,q,\\quad s(m) = 1 + \\beta \\ln\\!\\Big(\\Big\\lfloor \\frac{m+1}{F} \\Big\\rfloor + 1\\Big)';
+    const formulas = sch.gemma
+      ? [`\\text{${this.t('ls.f.local')}} m - w < n \\le m,\\quad b = 10^4`, `\\text{${this.t('ls.f.global')}} n \\le m,\\quad b = 10^6`]
+      : [`\\text{${this.t('ls.f.rope')}} \\lfloor n/C \\rfloor = \\lfloor m/C \\rfloor,\\ n \\le m`, `\\text{${this.t('ls.f.nope')}} q \\leftarrow s(m)\\,q,\\ \\ s(m) = 1 + \\beta \\ln\\!\\Big(\\Big\\lfloor \\frac{m+1}{F} \\Big\\rfloor + 1\\Big)`];
     this.body.append(h('h3', {}, this.t('ls.title')), h('p', {}, this.t('ls.intro')),
       controls(
         this.presetControl = select(this, { key: 'preset', label: 'ls.preset', raw: true, options: Object.entries(PRESETS).map(([k, v]) => [k, v.name]) }),
         range(this, { key: 'position', label: 'ls.position', min: 1, max: sch.maxPos - 1, log: true, logStep: 0.125, value: Math.min(this.state.position, sch.maxPos - 1) })),
-      tex(h('div'), formula, { display: true }),
+      texRow(formulas),
       h('h4', {}, this.t('ls.strip', { n: sch.byLayer.length })),
       this.stripBox = h('div', { class: 'pe-ls-strip', role: 'group', 'aria-label': this.t('ls.strip', { n: sch.byLayer.length }) }),
       h('div', { class: 'pe-ls-key' }, sch.schemes.map((s) => h('span', {}, h('i', { style: { background: s.color } }), this.kindText(s)))),
@@ -182,17 +201,19 @@ class PeLayerSchedule extends PeElement {
     }, String(i))));
     const L = sch.byLayer[sel];
     this.selLine.textContent = this.t('ls.sel', { i: sel, type: L.layerType || '–', kind: this.kindText(L.s) });
+    const anyScale = sch.schemes.some((s) => s.scale);
+    const heads = ['ls.th.scheme', 'ls.th.layers', 'ls.th.rope', 'ls.th.keys', 'ls.th.wl', ...(anyScale ? ['ls.th.scale'] : [])];
     this.tableBox.replaceChildren(h('table', { class: 'pe-table pe-ls-table' },
-      h('tr', {}, ['ls.th.scheme', 'ls.th.layers', 'ls.th.rope', 'ls.th.keys', 'ls.th.wl', 'ls.th.scale'].map((k) => h('th', {}, this.t(k)))),
+      h('tr', {}, heads.map((k) => h('th', {}, this.t(k)))),
       sch.schemes.map((s) => {
         const scale = s.scale ? s.scale.at(p) : 1;
         return h('tr', { 'data-scheme': s.key, 'data-layers': String(s.count), 'data-keys': String(this.visible(s, p)), 'data-scale': String(scale) },
-          h('td', { style: { textAlign: 'left', whiteSpace: 'normal' } }, h('i', { style: { display: 'inline-block', width: '.8em', height: '.8em', borderRadius: '2px', background: s.color, marginRight: '.3em' } }), this.kindText(s)),
+          h('td', { style: { textAlign: 'left' }, title: this.kindText(s) }, h('i', { style: { display: 'inline-block', width: '.8em', height: '.8em', borderRadius: '2px', background: s.color, marginRight: '.3em' } }), this.t(`ls.short.${s.key}`)),
           h('td', {}, String(s.count)),
           h('td', { style: { textAlign: 'left' } }, s.base == null ? this.t('ls.none') : h('span', { translate: 'no' }, `${s.type}, b = ${fmt(s.base, 3)}${s.factor ? `, ×${fmt(s.factor, 3)}` : ''}`)),
           h('td', {}, fmt(this.visible(s, p), 6)),
           h('td', {}, s.slowest == null ? '–' : fmt(s.slowest, 3)),
-          h('td', {}, fmt(scale, 5)));
+          anyScale ? h('td', {}, fmt(scale, 5)) : null);
       })));
     // the charts: positions 1 … max on a log axis
     const xs = [];

@@ -16,7 +16,8 @@ import { colour } from './lib/heatmap.js';
 import { addStyle } from './lib/style.js';
 
 const AXIS = ['t', 'h', 'w'];
-const AXIS_COLOR = ['#2f6db5', '#d68910', '#27864a'];
+// not blue or red: those are q and k in every figure of the page
+const AXIS_COLOR = ['#8e44ad', '#d68910', '#27864a'];
 // the token ids of Qwen2-VL's config.json (image_token_id, video_token_id, vision_start_token_id); text ids are placeholders
 const CONFIG = { model_type: 'qwen2_vl', image_token_id: 151655, video_token_id: 151656, vision_start_token_id: 151652, vision_config: { spatial_merge_size: 2 } };
 const VISION_END = 151653;
@@ -50,7 +51,7 @@ registerStrings({
     'mr.cols': 'image columns (merged patches)',
     'mr.seq': 'The prompt’s tokens and their positions (t, h, w), from pe.mropePositions; click a token to select it',
     'mr.image': 'image: {r} × {c} merged patches (grid_thw = [1, {h}, {w}] before the 2 × 2 merge)',
-    'mr.after': 'After the image, text resumes at {p} = 1 + the largest position the image used, not at the token count {n}: the rope delta is {d}.',
+    'mr.after': 'After the image, text resumes at {p} = 1 + the largest position the image used, not at the token count {n}: rope_deltas is {d}.',
     'mr.tok.vs': 'vision start token',
     'mr.tok.ve': 'vision end token',
     'mr.tok.patch': 'image patch, row {r}, column {c}',
@@ -83,7 +84,7 @@ registerStrings({
     'mr.cols': '图像列数（合并后的图块）',
     'mr.seq': '提示词中的词元及其位置 (t, h, w)，由 pe.mropePositions 算出；点击词元可选中它',
     'mr.image': '图像：{r} × {c} 个合并后的图块（2 × 2 合并前 grid_thw = [1, {h}, {w}]）',
-    'mr.after': '图像之后，文本从 {p} 继续，即图像用到的最大位置加 1，而不是词元个数 {n}：rope delta 为 {d}。',
+    'mr.after': '图像之后，文本从 {p} 继续，即图像用到的最大位置加 1，而不是词元个数 {n}：rope_deltas 为 {d}。',
     'mr.tok.vs': '视觉起始词元',
     'mr.tok.ve': '视觉结束词元',
     'mr.tok.patch': '图块，第 {r} 行，第 {c} 列',
@@ -107,7 +108,7 @@ registerStrings({
     'mr.table.wl': '波长（词元）',
     'mr.selected': '选中：{tok}，位置 (t, h, w) = ({t}, {h}, {w})。',
     'mr.pairTitle': '第 {j} 对：读取 {a} = {p}，角度 {p} · θ_{j}，cos 为 {c}',
-    'mr.note': '三个位置相等时（文本），每一对读到的都是同一个数，M-RoPE 与普通 RoPE 逐位相同。Qwen3-VL 的交错布局规则是：j mod 3 = 1 且 j < 3·s_h 时第 j 对读 h，j mod 3 = 2 且 j < 3·s_w 时读 w，否则读 t；所以 [24, 20, 20] 让第 60–63 对留在 t 上。',
+    'mr.note': '三个位置相等时（文本），每一对读到的都是同一个数，M-RoPE 与普通 RoPE 逐位相同。Qwen3-VL 的交错布局规则是：j 除以 3 余 1 且 j < 3·s_h 时第 j 对读 h，余 2 且 j < 3·s_w 时读 w，否则读 t；所以 [24, 20, 20] 让第 60–63 对留在 t 上。',
   },
 });
 
@@ -130,7 +131,7 @@ class PeMrope extends PeElement {
 
   render() {
     this.body.append(h('h3', {}, this.t('mr.title')), h('p', {}, this.t('mr.intro')),
-      tex(h('div'), '\\tilde q_{(t,h,w)}[j] = R\\big(p_{a(j)}\\,\\theta_j\\big)\\,q[j],\\quad a(j) \\in \\{t, h, w\\},\\quad \\theta_j = b^{-2j/d}', { display: true }),
+      tex(h('div'), '\\textcolor{#2f6db5}{\\tilde q_{(t,h,w)}[j]} = R\\big(p_{a(j)}\\,\\theta_j\\big)\\,\\textcolor{#2f6db5}{q[j]},\\quad a(j) \\in \\{t, h, w\\},\\quad \\theta_j = b^{-2j/d}', { display: true }),
       controls(range(this, { key: 'rows', label: 'mr.rows', min: 1, max: 4 }), range(this, { key: 'cols', label: 'mr.cols', min: 1, max: 6 })),
       h('h4', {}, this.t('mr.seq')),
       this.seqBox = h('div', { class: 'pe-mr-seq' }),

@@ -9,7 +9,7 @@
 import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, select } from './lib/controls.js';
-import { tex } from './lib/math.js';
+import { texRow } from './lib/math.js';
 import { colour } from './lib/heatmap.js';
 import { addStyle } from './lib/style.js';
 
@@ -58,6 +58,9 @@ registerStrings({
   },
 });
 
+/** Text with the model name Pixtral marked translate="no" (it reads the same in both languages). */
+const named = (text) => text.split(/(Pixtral)/).map((part, i) => (i % 2 ? h('span', { translate: 'no' }, part) : part));
+
 class PeRope2d extends PeElement {
   static attrs = {
     'grid-h': { type: 'int', default: 4, min: 2, max: 8 },
@@ -70,8 +73,9 @@ class PeRope2d extends PeElement {
 
   render() {
     const d = this.state.headDim;
-    this.body.append(h('h3', {}, this.t('r2.title')), h('p', {}, this.t('r2.intro')),
-      tex(h('div'), '\\text{Pixtral: } \\phi_j = \\begin{cases} r\\,f_{2j} & j < d/4 \\\\ c\\,f_{2(j-d/4)+1} & j \\ge d/4 \\end{cases},\\ f_i = \\theta^{-2i/d} \\qquad \\text{Qwen2-VL: } \\phi_j = \\begin{cases} r\\,g_{j} & j < d/4 \\\\ c\\,g_{j-d/4} & j \\ge d/4 \\end{cases},\\ g_j = \\theta^{-2j/(d/2)}', { display: true }),
+    this.body.append(h('h3', {}, this.t('r2.title')), h('p', {}, named(this.t('r2.intro'))),
+      texRow(['\\text{Pixtral: } \\phi_j = \\begin{cases} r\\,f_{2j} & j < d/4 \\\\ c\\,f_{2(j-d/4)+1} & j \\ge d/4 \\end{cases},\\ f_i = \\theta^{-2i/d}',
+        '\\text{Qwen2-VL: } \\phi_j = \\begin{cases} r\\,g_{j} & j < d/4 \\\\ c\\,g_{j-d/4} & j \\ge d/4 \\end{cases},\\ g_j = \\theta^{-2j/(d/2)}']),
       controls(
         range(this, { key: 'gridH', label: 'r2.gridH', min: 2, max: 8, step: 2 }),
         range(this, { key: 'gridW', label: 'r2.gridW', min: 2, max: 8, step: 2 }),
@@ -79,7 +83,7 @@ class PeRope2d extends PeElement {
         select(this, { key: 'headDim', label: 'r2.headDim', raw: true, options: [16, 32, 64].map((v) => [v, String(v)]) })),
       h('p', { class: 'pe-note' }, this.t('r2.legend')),
       this.grids = h('div', { class: 'pe-row' }),
-      h('p', { class: 'pe-note' }, this.t('r2.note')));
+      h('p', { class: 'pe-note' }, named(this.t('r2.note'))));
   }
 
   draw() {

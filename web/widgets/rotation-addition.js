@@ -25,8 +25,11 @@ addStyle('pe-ra', `
 .pe-widget .pe-ra-formulas h4 { margin: .5rem 0 0; font-size: .92rem; }
 `);
 
-// one colour per term, the same in the formula, the chart and the table
-const C = { cc: '#7f8c8d', cp: '#c0392b', pc: '#d68910', pp: '#8e44ad', add: '#34495e', rope: '#2f6db5' };
+// one colour per term, the same in the formula, the chart and the table; q and k themselves (and what they are made
+// of: x, p_m, W_q against x', p_n, W_k) keep the colours every figure gives them (ROLE.q / ROLE.k of play-lab's
+// lib/palette.js), which no term uses
+const Q = '#2f6db5', K = '#c0392b';
+const C = { cc: '#7f8c8d', cp: '#d68910', pc: '#8e44ad', pp: '#16a2b8', add: '#34495e', rope: '#27864a' };
 const TERMS = ['cc', 'cp', 'pc', 'pp', 'add', 'rope'];
 
 registerStrings({
@@ -105,9 +108,11 @@ class PeRotationAddition extends PeElement {
   };
 
   render() {
-    const colour = (k, s) => `\\textcolor{${C[k]}}{${s}}`;
-    const addTex = `(x+p_m)^{\\top}W_q^{\\top}W_k\\,(x'+p_n) = ${colour('cc', "x^{\\top}Wx'")} + ${colour('cp', 'x^{\\top}W p_n')} + ${colour('pc', "p_m^{\\top}W x'")} + ${colour('pp', 'p_m^{\\top}W p_n')},\\quad W = W_q^{\\top}W_k`;
-    const rotTex = `${colour('rope', '\\tilde q_m^{\\top}\\tilde k_n')} = \\big(R(m\\theta)\\,q\\big)^{\\top}R(n\\theta)\\,k = q^{\\top}R\\big((n-m)\\theta\\big)\\,k,\\quad q = W_q x,\\ k = W_k x'`;
+    const q = (x) => `\\textcolor{${Q}}{${x}}`, k = (x) => `\\textcolor{${K}}{${x}}`;
+    const term = (id, body) => `\\underbrace{${body}}_{\\textcolor{${C[id]}}{\\blacksquare}}`;
+    // on several lines, so the expansion fits a phone without a sideways scroll
+    const addTex = `\\begin{aligned}&(${q('x')}+${q('p_m')})^{\\top}${q('W_q')}^{\\top}${k('W_k')}\\,(${k("x'")}+${k('p_n')}) \\\\ &\\;= ${term('cc', `${q('x')}^{\\top}W${k("x'")}`)} + ${term('cp', `${q('x')}^{\\top}W${k('p_n')}`)} \\\\ &\\;\\;+ ${term('pc', `${q('p_m')}^{\\top}W${k("x'")}`)} + ${term('pp', `${q('p_m')}^{\\top}W${k('p_n')}`)}, \\quad W = ${q('W_q')}^{\\top}${k('W_k')}\\end{aligned}`;
+    const rotTex = `\\begin{aligned}${term('rope', `${q('\\tilde q_m')}^{\\top}${k('\\tilde k_n')}`)} &= \\big(R(m\\theta)\\,${q('q')}\\big)^{\\top}R(n\\theta)\\,${k('k')} \\\\ &= ${q('q')}^{\\top}R\\big((n-m)\\theta\\big)\\,${k('k')}, \\qquad ${q('q')} = ${q('W_q x')},\\ ${k('k')} = ${k("W_k x'")}\\end{aligned}`;
     const max = this.state.maxPosition;
     this.body.append(
       h('h3', {}, this.t('ra.title')), h('p', {}, this.t('ra.intro')),
