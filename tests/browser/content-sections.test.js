@@ -286,7 +286,8 @@ test('per-layer schedules: Gemma 3’s 5 local : 1 global bases and Llama 4’s 
 test('every control of the four new widgets changes what they show', async () => {
   const { page, errors } = await open('index.html');
   try {
-    const controlsOf = { '#rotadd-w': ['m', 'delta', 'dim', 'identity'], '#mrope-w': ['rows', 'cols'], '#rope2d-w': ['gridH', 'gridW', 'pair', 'headDim'], '#layers-w': ['position', 'preset'] };
+    // (pair 0, the fastest row pair, has θ = 1 at every head dim: headDim goes first, while pair 16 is a column pair)
+    const controlsOf = { '#rotadd-w': ['m', 'delta', 'dim', 'identity'], '#mrope-w': ['rows', 'cols'], '#rope2d-w': ['headDim', 'gridH', 'gridW', 'pair'], '#layers-w': ['position', 'preset'] };
     for (const [sel, keys] of Object.entries(controlsOf)) {
       await settle(page, sel);
       assert.deepEqual((await page.$$eval(`${sel} .pe-controls [data-key]`, (els) => els.map((e) => e.dataset.key))).sort(), [...keys].sort(), `${sel}'s controls`);
