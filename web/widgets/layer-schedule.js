@@ -21,13 +21,14 @@ const PRESETS = {
   'llama4-scout': { name: 'Llama 4 Scout', config: { model_type: 'llama4', text_config: { model_type: 'llama4_text', num_hidden_layers: 48, head_dim: 128, hidden_size: 5120, num_attention_heads: 40, rope_theta: 500000.0, attention_chunk_size: 8192, max_position_embeddings: 10485760, rope_scaling: { factor: 8.0, high_freq_factor: 4.0, low_freq_factor: 1.0, original_max_position_embeddings: 8192, rope_type: 'llama3' } } }, maxPos: 10485760 },
 };
 const GEMMA_DEFAULT_WINDOW = 4096; // Gemma3TextConfig's sliding_window default
-const COLORS = ['#6c9bd6', '#1f4f8a', '#aab2b9', '#16a2b8'];
+// one colour per kind of layer (no q/k blue or red: these are layers, not vectors)
+const KEY_COLOR = { local: '#7fa7d9', global: '#1f4f8a', chunked: '#7fa7d9', rope: '#4a7fc1', nope: '#aab2b9' };
 
 addStyle('pe-layers', `
 .pe-widget .pe-ls-strip { display: flex; flex-wrap: wrap; gap: 2px; margin: .3rem 0 .5rem; }
 .pe-widget .pe-ls-cell { font: inherit; font-size: .68rem; line-height: 1.7em; min-width: 1.9em; padding: 0 .15em; border: 0; border-radius: 3px;
   color: #fff; cursor: pointer; font-variant-numeric: tabular-nums; text-align: center; }
-.pe-widget .pe-ls-cell[data-kind="none"] { color: #1d232a; }
+.pe-widget .pe-ls-cell[data-kind="nope"] { color: #1d232a; }
 .pe-widget .pe-ls-cell[aria-pressed="true"] { outline: 2px solid #e08a00; outline-offset: 1px; }
 .pe-widget .pe-ls-table th { min-width: 4.5em; }
 .pe-widget .pe-ls-key { display: inline-flex; flex-wrap: wrap; gap: .3rem .9rem; font-size: .78rem; }
@@ -140,7 +141,7 @@ class PeLayerSchedule extends PeElement {
         if (!s) {
           const inv = l.kind === 'rope' ? l.rope.invFreq64() : null;
           s = {
-            key, id: schemes.length, color: COLORS[schemes.length % COLORS.length], layerType: l.layerType ?? '', count: 0,
+            key, id: schemes.length, color: KEY_COLOR[key], layerType: l.layerType ?? '', count: 0,
             base: l.kind === 'rope' ? l.rope.base : null, type: l.kind === 'rope' ? l.rope.type : null, factor: l.kind === 'rope' ? l.rope.config.scaling?.factor : null,
             slowest: inv ? (2 * Math.PI) / Math.min(...inv) : null,
             scale: l.queryScale ? { type: l.queryScale.type, at: l.queryScale.at.bind(l.queryScale), floorScale: l.queryScale.floorScale, attnScale: l.queryScale.attnScale } : null,
@@ -163,9 +164,14 @@ class PeLayerSchedule extends PeElement {
 
   render() {
     const sch = this.sched = this.schedule();
+    // the rules with this config's numbers: window w (sliding_window), chunk C (attention_chunk_size), F and β
+    // (floor_scale, attn_scale of the NoPE layers' query scale), the bases b (rope_local_base_freq, rope_theta)
+    const base = (key) => fmt(sch.schemes.find((x) => x.key === key)?.base ?? 0, 3);
+    const qs = sch.schemes.find((x) => x.scale)?.scale;
     const formulas = sch.gemma
-      ? [`\\text{${this.t('ls.f.local')}} m - w < n \\le m,\\quad b = 10^4`, `\\text{${this.t('ls.f.global')}} n \\le m,\\quad b = 10^6`]
-      : [`\\text{${this.t('ls.f.rope')}} \\lfloor n/C \\rfloor = \\lfloor m/C \\rfloor,\\ n \\le m`, `\\text{${this.t('ls.f.nope')}} q \\leftarrow s(m)\\,q,\\ \\ s(m) = 1 + \\beta \\ln\\!\\Big(\\Big\\lfloor \\frac{m+1}{F} \\Big\\rfloor + 1\\Big)`];
+      ? [`\\text{${this.t('ls.f.local')}} m - w < n \\le m,\\ w = ${sch.window},\\ b = ${base('local')}`, `\\text{${this.t('ls.f.global')}} n \\le m,\\ b = ${base('global')}`]
+      : [`\\text{${this.t('ls.f.rope')}} \\lfloor n/C \\rfloor = \\lfloor m/C \\rfloor,\\ n \\le m,\\ C = ${sch.window}`,
+        `\\text{${this.t('ls.f.nope')}} q \\leftarrow s(m)\\,q`, `s(m) = 1 + \\beta \\ln\\!\\Big(\\Big\\lfloor \\frac{m+1}{F} \\Big\\rfloor + 1\\Big),\\ F = ${qs?.floorScale},\\ \\beta = ${qs?.attnScale}`];
     this.body.append(h('h3', {}, this.t('ls.title')), h('p', {}, this.t('ls.intro')),
       controls(
         this.presetControl = select(this, { key: 'preset', label: 'ls.preset', raw: true, options: Object.entries(PRESETS).map(([k, v]) => [k, v.name]) }),
