@@ -156,12 +156,16 @@ test('rotation vs addition: the four terms and the RoPE score match the formulas
 
 // ── Multimodal and 2D RoPE ──────────────────────────────────────────────────────────────────────────────────
 
-/** get_rope_index for 3 words, vision start, an R × C merged image, vision end, 3 words (one image, no padding). */
-function thwReference(R, C) {
+/**
+ * get_rope_index for 3 words, vision start, T × R × C merged patches, vision end, 3 words (no padding): the vision
+ * tokens start at 4 on every axis and add (t · step, row, column), step 1 (Qwen2-VL) or second_per_grid_t ·
+ * tokens_per_second (Qwen2.5-VL); text resumes at 1 + the largest position used.
+ */
+function thwReference(R, C, T = 1, step = 1) {
   const out = [];
   for (let i = 0; i < 4; i++) out.push([i, i, i]);
-  for (let r = 0; r < R; r++) for (let c = 0; c < C; c++) out.push([4, 4 + r, 4 + c]);
-  const next = 4 + Math.max(R, C);
+  for (let f = 0; f < T; f++) for (let r = 0; r < R; r++) for (let c = 0; c < C; c++) out.push([4 + f * step, 4 + r, 4 + c]);
+  const next = 4 + Math.max((T - 1) * step, R - 1, C - 1) + 1;
   for (let i = 0; i < 4; i++) out.push([next + i, next + i, next + i]);
   return out;
 }
@@ -182,6 +186,12 @@ test('M-RoPE: every token’s (t, h, w) is get_rope_index’s; each pair reads i
     assert.deepEqual(await tokens(), thwReference(3, 4));
     await redraw(page, sel, async () => { await page.focus(`${sel} input[data-key="cols"]`); await page.keyboard.press('End'); });
     assert.deepEqual(await tokens(), thwReference(3, 6));
+    // a two-frame video: t counts temporal patches in Qwen2-VL, time (1 s per patch · 2 tokens_per_second) in Qwen2.5-VL
+    await redraw(page, sel, () => page.selectOption(`${sel} select[data-key="media"]`, { index: 1 }));
+    assert.deepEqual(await tokens(), thwReference(3, 6, 2, 1));
+    await redraw(page, sel, () => page.selectOption(`${sel} select[data-key="media"]`, { index: 2 }));
+    assert.deepEqual(await tokens(), thwReference(3, 6, 2, 2));
+    await redraw(page, sel, () => page.selectOption(`${sel} select[data-key="media"]`, { index: 0 }));
     // select the image's last patch (row 2, column 5)
     const idx = 4 + 3 * 6 - 1;
     await redraw(page, sel, () => page.click(`${sel} .pe-mr-tok[data-i="${idx}"]`));
@@ -287,7 +297,7 @@ test('every control of the four new widgets changes what they show', async () =>
   const { page, errors } = await open('index.html');
   try {
     // (pair 0, the fastest row pair, has θ = 1 at every head dim: headDim goes first, while pair 16 is a column pair)
-    const controlsOf = { '#rotadd-w': ['m', 'delta', 'dim', 'identity'], '#mrope-w': ['rows', 'cols'], '#rope2d-w': ['headDim', 'gridH', 'gridW', 'pair'], '#layers-w': ['position', 'preset'] };
+    const controlsOf = { '#rotadd-w': ['m', 'delta', 'dim', 'identity'], '#mrope-w': ['rows', 'cols', 'media'], '#rope2d-w': ['headDim', 'gridH', 'gridW', 'pair'], '#layers-w': ['position', 'preset'] };
     for (const [sel, keys] of Object.entries(controlsOf)) {
       await settle(page, sel);
       assert.deepEqual((await page.$$eval(`${sel} .pe-controls [data-key]`, (els) => els.map((e) => e.dataset.key))).sort(), [...keys].sort(), `${sel}'s controls`);

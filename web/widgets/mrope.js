@@ -6,10 +6,11 @@
 // interleaved (Qwen3-VL: [24, 20, 20], t h w t h w …), side by side, with the selected token's cos per pair from
 // rope.cosSin with those positions.
 // Attributes: rows, cols (the image's grid of merged tokens, default 3 × 4), token (the selected token's index in
-// the prompt, default 5: the image's second patch).
+// the prompt, default 5: the image's second patch), media (image | video: 2 frames, Qwen2-VL | video25: 2 frames,
+// Qwen2.5-VL, whose t is time: second_per_grid_t · tokens_per_second).
 import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './lib/i18n.js';
-import { controls, range } from './lib/controls.js';
+import { controls, range, select } from './lib/controls.js';
 import { tex } from './lib/math.js';
 import { svg } from './lib/dom.js';
 import { colour } from './lib/heatmap.js';
@@ -19,7 +20,14 @@ const AXIS = ['t', 'h', 'w'];
 // not blue or red: those are q and k in every figure of the page
 const AXIS_COLOR = ['#8e44ad', '#d68910', '#27864a'];
 // the token ids of Qwen2-VL's config.json (image_token_id, video_token_id, vision_start_token_id); text ids are placeholders
-const CONFIG = { model_type: 'qwen2_vl', image_token_id: 151655, video_token_id: 151656, vision_start_token_id: 151652, vision_config: { spatial_merge_size: 2 } };
+const IDS = { image_token_id: 151655, video_token_id: 151656, vision_start_token_id: 151652 };
+// the inputs: an image (Qwen2-VL), or a video of two temporal patches read by Qwen2-VL (t counts temporal patches)
+// or by Qwen2.5-VL (t counts time: second_per_grid_t · tokens_per_second = 1 s · 2 per temporal patch)
+const MEDIA = {
+  image: { config: { model_type: 'qwen2_vl', ...IDS, vision_config: { spatial_merge_size: 2 } }, frames: 1 },
+  video: { config: { model_type: 'qwen2_vl', ...IDS, vision_config: { spatial_merge_size: 2 } }, frames: 2 },
+  video25: { config: { model_type: 'qwen2_5_vl', ...IDS, vision_config: { spatial_merge_size: 2, tokens_per_second: 2 } }, frames: 2, secondPerGridTs: [1] },
+};
 const VISION_END = 151653;
 // the two text models' M-RoPE: head_dim 128, rope_theta and rope_scaling.mrope_section of their config.json
 const LAYOUTS = [
@@ -47,14 +55,20 @@ registerStrings({
   en: {
     'mr.title': 'Three positions per token: time, height, width',
     'mr.intro': 'A vision-language model reads an image as a grid of patch tokens inside the text. M-RoPE gives every token three positions. Text tokens carry the same number three times, so for text it is plain RoPE; the image’s patches share one time t and take their row and column as h and w.',
-    'mr.rows': 'image rows (merged patches)',
-    'mr.cols': 'image columns (merged patches)',
+    'mr.rows': 'rows (merged patches)',
+    'mr.cols': 'columns (merged patches)',
     'mr.seq': 'The prompt’s tokens and their positions (t, h, w), from pe.mropePositions; click a token to select it',
     'mr.image': 'image: {r} × {c} merged patches (grid_thw = [1, {h}, {w}] before the 2 × 2 merge)',
-    'mr.after': 'After the image, text resumes at {p} = 1 + the largest position the image used, not at the token count {n}: rope_deltas is {d}.',
+    'mr.after': 'After the image or video, text resumes at {p} = 1 + the largest position it used, not at the token count {n}: rope_deltas is {d}.',
     'mr.tok.vs': 'vision start token',
     'mr.tok.ve': 'vision end token',
     'mr.tok.patch': 'image patch, row {r}, column {c}',
+    'mr.tok.frame': 'video patch, frame {f}, row {r}, column {c}',
+    'mr.media': 'input',
+    'mr.media.image': 'an image (Qwen2-VL)',
+    'mr.media.video': 'a 2-frame video, Qwen2-VL (t counts frames)',
+    'mr.media.video25': 'a 2-frame video, Qwen2.5-VL (t counts time)',
+    'mr.video': 'video: {t} temporal patches of {r} × {c} merged patches (video_grid_thw = [{t}, {h}, {w}])',
     'mr.w.0': 'Describe',
     'mr.w.1': 'this',
     'mr.w.2': 'image',
@@ -79,15 +93,21 @@ registerStrings({
   },
   zh: {
     'mr.title': '每个词元三个位置：时间、高度、宽度',
-    'mr.intro': '视觉语言模型把图像读成夹在文本中间的一格格图块词元。M-RoPE 给每个词元三个位置。文本词元的三个位置是同一个数，所以对文本来说就是普通的 RoPE；图像的各个图块共用一个时间 t，并以所在的行和列作为 h 和 w。',
-    'mr.rows': '图像行数（合并后的图块）',
-    'mr.cols': '图像列数（合并后的图块）',
+    'mr.intro': '视觉语言模型把图像读成夹在文本中间的一格格图块词元。M-RoPE 给每个词元三个位置。文本词元的三个位置是同一个数，所以对文本来说就是普通的 RoPE；图像的各个图块共用一个时间 t，并以所在的行和列作为 h 和 w。在视频中 t 随帧前进：Qwen2-VL 按帧计数，Qwen2.5-VL 按时间计数（每秒 tokens_per_second 个位置）。',
+    'mr.rows': '行数（合并后的图块）',
+    'mr.cols': '列数（合并后的图块）',
     'mr.seq': '提示词中的词元及其位置 (t, h, w)，由 pe.mropePositions 算出；点击词元可选中它',
     'mr.image': '图像：{r} × {c} 个合并后的图块（2 × 2 合并前 grid_thw = [1, {h}, {w}]）',
-    'mr.after': '图像之后，文本从 {p} 继续，即图像用到的最大位置加 1，而不是词元个数 {n}：rope_deltas 为 {d}。',
+    'mr.after': '图像或视频之后，文本从 {p} 继续，即它用到的最大位置加 1，而不是词元个数 {n}：rope_deltas 为 {d}。',
     'mr.tok.vs': '视觉起始词元',
     'mr.tok.ve': '视觉结束词元',
     'mr.tok.patch': '图块，第 {r} 行，第 {c} 列',
+    'mr.tok.frame': '视频图块，第 {f} 帧，第 {r} 行，第 {c} 列',
+    'mr.media': '输入',
+    'mr.media.image': '一张图像（Qwen2-VL）',
+    'mr.media.video': '两帧视频，Qwen2-VL（t 数帧）',
+    'mr.media.video25': '两帧视频，Qwen2.5-VL（t 数时间）',
+    'mr.video': '视频：{t} 个时间块，每块 {r} × {c} 个合并后的图块（video_grid_thw = [{t}, {h}, {w}]）',
     'mr.w.0': '描述',
     'mr.w.1': '这张',
     'mr.w.2': '图片',
@@ -112,11 +132,12 @@ registerStrings({
   },
 });
 
-/** The prompt: 3 words, vision start, rows·cols image tokens, vision end, 3 words. */
-function prompt(rows, cols) {
+/** The prompt: 3 words, vision start, frames·rows·cols image or video tokens, vision end, 3 words. */
+function prompt(rows, cols, frames) {
   const toks = [0, 1, 2].map((i) => ({ kind: 'word', i, id: 1000 + i }));
-  toks.push({ kind: 'vs', id: CONFIG.vision_start_token_id });
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) toks.push({ kind: 'patch', r, c, id: CONFIG.image_token_id });
+  toks.push({ kind: 'vs', id: IDS.vision_start_token_id });
+  const id = frames > 1 ? IDS.video_token_id : IDS.image_token_id;
+  for (let f = 0; f < frames; f++) for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) toks.push({ kind: 'patch', f, r, c, id });
   toks.push({ kind: 've', id: VISION_END });
   for (const i of [3, 4, 5]) toks.push({ kind: 'word', i, id: 1000 + i });
   return toks;
@@ -126,13 +147,15 @@ class PeMrope extends PeElement {
   static attrs = {
     rows: { type: 'int', default: 3, min: 1, max: 4 },
     cols: { type: 'int', default: 4, min: 1, max: 6 },
-    token: { type: 'int', default: 5, min: 0, max: 40 },
+    token: { type: 'int', default: 5, min: 0, max: 60 },
+    media: { type: 'enum', values: Object.keys(MEDIA), default: 'image' },
   };
 
   render() {
     this.body.append(h('h3', {}, this.t('mr.title')), h('p', {}, this.t('mr.intro')),
       tex(h('div'), '\\textcolor{#2f6db5}{\\tilde q_{(t,h,w)}[j]} = R\\big(p_{a(j)}\\,\\theta_j\\big)\\,\\textcolor{#2f6db5}{q[j]},\\quad a(j) \\in \\{t, h, w\\},\\quad \\theta_j = b^{-2j/d}', { display: true }),
-      controls(range(this, { key: 'rows', label: 'mr.rows', min: 1, max: 4 }), range(this, { key: 'cols', label: 'mr.cols', min: 1, max: 6 })),
+      controls(range(this, { key: 'rows', label: 'mr.rows', min: 1, max: 4 }), range(this, { key: 'cols', label: 'mr.cols', min: 1, max: 6 }),
+        select(this, { key: 'media', label: 'mr.media', options: Object.keys(MEDIA).map((k) => [k, `mr.media.${k}`]) })),
       h('h4', {}, this.t('mr.seq')),
       this.seqBox = h('div', { class: 'pe-mr-seq' }),
       this.afterLine = h('p', { class: 'pe-note' }),
@@ -146,33 +169,39 @@ class PeMrope extends PeElement {
 
   label(tok) {
     if (tok.kind === 'word') return this.t(`mr.w.${tok.i}`);
-    if (tok.kind === 'vs') return '⟨img⟩';
-    if (tok.kind === 've') return '⟨/img⟩';
+    if (tok.kind === 'vs') return '⟨vision⟩';
+    if (tok.kind === 've') return '⟨/vision⟩';
     return '';
   }
 
   draw() {
     const { rows, cols } = this.state;
-    const toks = prompt(rows, cols);
+    const M = MEDIA[this.state.media];
+    const T = M.frames;
+    const toks = prompt(rows, cols, T);
     const n = toks.length;
-    const { positions, deltas } = this.pe.mropePositions(toks.map((x) => x.id), { config: CONFIG, imageGridThw: [[1, 2 * rows, 2 * cols]] });
+    const grid = [[T, 2 * rows, 2 * cols]];
+    const { positions, deltas } = this.pe.mropePositions(toks.map((x) => x.id), T > 1
+      ? { config: M.config, videoGridThw: grid, secondPerGridTs: M.secondPerGridTs ?? null }
+      : { config: M.config, imageGridThw: grid });
     const pos = (i) => [positions[i], positions[n + i], positions[2 * n + i]];
     const sel = Math.min(this.state.token, n - 1);
     const button = (tok, i) => {
       const [t, hh, w] = pos(i);
-      const title = tok.kind === 'patch' ? this.t('mr.tok.patch', { r: tok.r, c: tok.c }) : tok.kind === 'word' ? this.label(tok) : this.t(`mr.tok.${tok.kind}`);
+      const title = tok.kind === 'patch' ? this.t(T > 1 ? 'mr.tok.frame' : 'mr.tok.patch', { f: tok.f, r: tok.r, c: tok.c }) : tok.kind === 'word' ? this.label(tok) : this.t(`mr.tok.${tok.kind}`);
       return h('button', {
         type: 'button', class: 'pe-mr-tok', 'data-i': String(i), 'data-thw': `${t},${hh},${w}`, 'aria-pressed': String(i === sel), title,
         onclick: () => this.setState({ token: i }),
       }, tok.kind === 'patch' ? null : h('span', { class: 'pe-mr-word', translate: tok.kind === 'word' ? null : 'no' }, this.label(tok)),
       h('span', { class: 'pe-mr-thw', translate: 'no' }, `${t},${hh},${w}`));
     };
-    const img = h('div', { class: 'pe-mr-img', role: 'group', 'aria-label': this.t('mr.image', { r: rows, c: cols, h: 2 * rows, w: 2 * cols }), title: this.t('mr.image', { r: rows, c: cols, h: 2 * rows, w: 2 * cols }), style: { gridTemplateColumns: `repeat(${cols}, 3.2rem)` } });
+    const what = this.t(T > 1 ? 'mr.video' : 'mr.image', { r: rows, c: cols, t: T, h: 2 * rows, w: 2 * cols });
+    const blocks = Array.from({ length: T }, () => h('div', { class: 'pe-mr-img', role: 'group', 'aria-label': what, title: what, style: { gridTemplateColumns: `repeat(${cols}, 3.2rem)` } }));
     const items = [];
     toks.forEach((tok, i) => {
       if (tok.kind === 'patch') {
-        if (!img.childElementCount) items.push(img);
-        img.append(button(tok, i));
+        if (!blocks[tok.f].childElementCount) items.push(blocks[tok.f]);
+        blocks[tok.f].append(button(tok, i));
       } else items.push(button(tok, i));
     });
     this.seqBox.replaceChildren(...items);
@@ -181,7 +210,7 @@ class PeMrope extends PeElement {
 
     const [t, hh, w] = pos(sel);
     const selTok = toks[sel];
-    const name = selTok.kind === 'patch' ? this.t('mr.tok.patch', { r: selTok.r, c: selTok.c }) : selTok.kind === 'word' ? `“${this.label(selTok)}”` : this.t(`mr.tok.${selTok.kind}`);
+    const name = selTok.kind === 'patch' ? this.t(T > 1 ? 'mr.tok.frame' : 'mr.tok.patch', { f: selTok.f, r: selTok.r, c: selTok.c }) : selTok.kind === 'word' ? `“${this.label(selTok)}”` : this.t(`mr.tok.${selTok.kind}`);
     this.selLine.textContent = this.t('mr.selected', { tok: name, t, h: hh, w });
     this.dataset.selected = `${t},${hh},${w}`;
 
