@@ -246,6 +246,32 @@ test('2D RoPE: Pixtral and Qwen2-VL vision give each patch the angle of its row 
     await redraw(page, sel, async () => { await page.focus(`${sel} input[data-key="pair"]`); await page.keyboard.press('Home'); await page.keyboard.press('ArrowRight'); await page.keyboard.press('ArrowRight'); });
     await verify(2);
     assert.equal(await page.$eval(`${sel} figure[data-kind="qwen2-vl"]`, (f) => f.dataset.axis), 'row');
+    // click a patch: q̃ there against k̃ at every patch, over all pairs; q = k = the widget's seeded Gaussian (seed 7)
+    const q = gaussian(d, 7), k = q;
+    const angle = (kind, j, r, c) => {
+      const row = j < d / 4;
+      const freq = kind === 'pixtral' ? 10000 ** (-(2 * (row ? 2 * j : 2 * (j - d / 4) + 1)) / d) : 10000 ** (-(2 * (row ? j : j - d / 4)) / (d / 2));
+      return (row ? r : c) * freq;
+    };
+    // half-split pairs (j, j + d/2): q̃ᵀk̃ = Σ cos φ (q₁k₁ + q₂k₂) + sin φ (q₂k₁ − q₁k₂), φ = φ_k − φ_q
+    const score = (kind, a, b) => {
+      let s = 0;
+      for (let j = 0; j < d / 2; j++) {
+        const phi = angle(kind, j, b.r, b.c) - angle(kind, j, a.r, a.c);
+        s += Math.cos(phi) * (q[j] * k[j] + q[j + d / 2] * k[j + d / 2]) + Math.sin(phi) * (q[j + d / 2] * k[j] - q[j] * k[j + d / 2]);
+      }
+      return s;
+    };
+    for (const at of [{ r: 2, c: 3 }, { r: 0, c: 1 }]) {
+      await redraw(page, sel, () => page.click(`${sel} figure[data-kind="pixtral"] .pe-r2-cell[data-row="${at.r}"][data-col="${at.c}"]`));
+      for (const kind of ['pixtral', 'qwen2-vl']) {
+        const cells = await page.$$eval(`${sel} figure[data-kind="${kind}"] .pe-r2-cell`, (cs) => cs.map((c) => ({ r: Number(c.dataset.row), c: Number(c.dataset.col), s: Number(c.dataset.score) })));
+        // float32 rotation and a 64-term float32 dot product of O(1) values: 1e-4
+        for (const x of cells) assert.ok(Math.abs(x.s - score(kind, at, x)) < 1e-4, `${kind} q at (${at.r}, ${at.c}), k at (${x.r}, ${x.c}): ${x.s} vs ${score(kind, at, x)}`);
+        const top = cells.reduce((a, b) => (b.s > a.s ? b : a));
+        assert.deepEqual([top.r, top.c], [at.r, at.c], `${kind}: the score peaks at the selected patch`);
+      }
+    }
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
@@ -297,7 +323,7 @@ test('every control of the four new widgets changes what they show', async () =>
   const { page, errors } = await open('index.html');
   try {
     // (pair 0, the fastest row pair, has θ = 1 at every head dim: headDim goes first, while pair 16 is a column pair)
-    const controlsOf = { '#rotadd-w': ['m', 'delta', 'dim', 'identity'], '#mrope-w': ['rows', 'cols', 'media'], '#rope2d-w': ['headDim', 'gridH', 'gridW', 'pair'], '#layers-w': ['position', 'preset'] };
+    const controlsOf = { '#rotadd-w': ['m', 'delta', 'dim', 'identity'], '#mrope-w': ['rows', 'cols', 'media'], '#rope2d-w': ['headDim', 'gridH', 'gridW', 'pair', 'view'], '#layers-w': ['position', 'preset'] };
     for (const [sel, keys] of Object.entries(controlsOf)) {
       await settle(page, sel);
       assert.deepEqual((await page.$$eval(`${sel} .pe-controls [data-key]`, (els) => els.map((e) => e.dataset.key))).sort(), [...keys].sort(), `${sel}'s controls`);
