@@ -344,3 +344,21 @@ test('every control of the four new widgets changes what they show', async () =>
     await page.close();
   }
 });
+
+for (const width of [1280, 390]) {
+  test(`index.html#multimodal at ${width} px lands on section 6.1 and stays there while its widgets start`, async () => {
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const errors = collectErrors(page);
+    try {
+      await page.goto(`${server.url}index.html#multimodal`);
+      // the first widget is on screen; the second starts only if it is near (lazy), at 390 px it is not
+      await page.waitForFunction(() => document.querySelector('#mrope-w')?.dataset.state === 'ready', null, { timeout: 60_000 });
+      await page.waitForTimeout(500);
+      const { top, margin } = await page.$eval('#multimodal', (s) => ({ top: s.getBoundingClientRect().top, margin: parseFloat(getComputedStyle(s).scrollMarginTop) || 0 }));
+      assert.ok(Math.abs(top - margin) <= 4, `section 6.1 is at ${top.toFixed(0)} px (want ${margin})`);
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+}
