@@ -266,6 +266,13 @@ pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const fl
 /* Scans positions once: PE_ERR_POSITION if any is negative, else *max_position = the largest (0 if n == 0). */
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions);
 
+/* dst[i] = src[i] converted from src_dtype to dst_dtype (pe_dtype), i < n: exact widening, and narrowing
+ * rounded to nearest even with NaN/Inf/subnormals as in pe_rope_apply's 16-bit store (c/src/f16.h), in both
+ * builds bit for bit; float16 <-> bfloat16 goes through float32 (exact), so it is rounded once. The same
+ * dtype is a plain copy (bits kept, a signalling NaN too). dst and src must not overlap unless equal.
+ * PE_ERR_FIELD_VALUE for an unknown dtype, PE_ERR_SHAPE for n < 0. */
+pe_status pe_convert(void *dst, int32_t dst_dtype, const void *src, int32_t src_dtype, int64_t n);
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Multimodal (M-RoPE) and 2D vision RoPE                                                         */
 /* ---------------------------------------------------------------------------------------------- */
@@ -349,17 +356,22 @@ typedef struct pe_sinusoidal_config {
     int32_t variant;         /* pe_sinusoidal_variant; 0 -> interleaved (PE_ERR_PAIRING if unknown) */
     int32_t use_padding_idx; /* 0 -> no padding row. Non-zero: position padding_idx encodes to all zeros (FSMT) */
     int32_t padding_idx;     /* used only when use_padding_idx is non-zero */
+    int32_t dtype;           /* pe_dtype of out / x; 0 -> float32 (PE_ERR_FIELD_VALUE if unknown). 16-bit: out /
+                                x is uint16_t bits; the float32 values (and for add, x widened exactly plus them
+                                in float32) are rounded to nearest even on store, as pe_rope_apply's 16-bit
+                                store. Each result is within 1 ulp of the storage type of the exact sum, up to
+                                float32's own error (~2^-24 of the addends), visible only where a sum cancels. */
 } pe_sinusoidal_config;
 
 /* out is (seq_len, d_model), row r = position cfg->offset + r. cfg may be NULL (all defaults).
  * seq_len 0 writes nothing. PE_ERR_SHAPE if seq_len < 0, d_model < 1 (tensor2tensor: < 4) or the last
  * position overflows int32. */
-pe_status pe_sinusoidal_table(float *out, int32_t seq_len, int32_t d_model, const pe_sinusoidal_config *cfg);
+pe_status pe_sinusoidal_table(void *out, int32_t seq_len, int32_t d_model, const pe_sinusoidal_config *cfg);
 
 /* x is (batch, seq, d_model), dense; x[b, s, :] += PE(position of (b, s)), in place.
  * positions: NULL -> cfg->offset + s for every batch row; else (seq,) shared by the batch, or (batch, seq)
  * when per_batch_positions is non-zero. Positions must be >= 0 (PE_ERR_POSITION, checked before writing). */
-pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, int32_t seq, int32_t d_model,
+pe_status pe_sinusoidal_add(void *x, const int32_t *positions, int32_t batch, int32_t seq, int32_t d_model,
                             int32_t per_batch_positions, const pe_sinusoidal_config *cfg);
 
 /* ---- Learned absolute positions (GPT-2, OPT) ------------------------------------------------
@@ -382,11 +394,18 @@ typedef struct pe_learned_add_config {
     int32_t n_rows;              /* >= 1: rows of the table */
     int32_t row_offset;          /* 0 -> 0 (GPT-2); position p reads row p + row_offset (OPT: 2) */
     int32_t per_batch_positions; /* 0 -> positions are (seq,), shared by the batch; non-zero -> (batch, seq) */
+    int32_t dtype;               /* pe_dtype of x; 0 -> float32 (PE_ERR_FIELD_VALUE if unknown) */
+    int32_t table_dtype;         /* pe_dtype of the table; 0 -> float32 (PE_ERR_FIELD_VALUE if unknown) */
 } pe_learned_add_config;
 
 /* x is (batch, seq, d_model), dense; x[b, s, :] += table[position(b, s) + row_offset, :], in place.
- * positions: NULL -> s; else as cfg->per_batch_positions says. table is (n_rows, d_model). */
-pe_status pe_learned_add(float *x, const float *table, const int32_t *positions, const pe_learned_add_config *cfg);
+ * positions: NULL -> s; else as cfg->per_batch_positions says. table is (n_rows, d_model).
+ * x and table are float * or uint16_t * (16-bit patterns) as cfg->dtype / table_dtype say, in any combination:
+ * 16-bit values are widened exactly, added in float32, and a 16-bit x is rounded to nearest even on store
+ * (c/src/f16.h), so each result is within 1 ulp of the storage type of the exact sum up to float32's own
+ * error (~2^-24 of the addends), which shows only where a sum cancels. A float32 x of -0.0 plus a 16-bit table
+ * row gives the row widened exactly (the lookup of a 16-bit table). */
+pe_status pe_learned_add(void *x, const void *table, const int32_t *positions, const pe_learned_add_config *cfg);
 
 /* ---- ALiBi — Press, Smith & Lewis 2022, "Train Short, Test Long: Attention with Linear Biases" ----
  *

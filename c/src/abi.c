@@ -74,9 +74,13 @@ static const int32_t pe__attention_config_layout[] = {
 
 #define PE__S(field) PE__OFF_OF(pe_sinusoidal_config, field)
 static const int32_t pe__sinusoidal_config_layout[] = {
-    PE__S(base),        PE__S(offset),
-    PE__S(variant),     PE__S(use_padding_idx),
-    PE__S(padding_idx), (int32_t)sizeof(pe_sinusoidal_config),
+    PE__S(base),
+    PE__S(offset),
+    PE__S(variant),
+    PE__S(use_padding_idx),
+    PE__S(padding_idx),
+    PE__S(dtype),
+    (int32_t)sizeof(pe_sinusoidal_config),
 };
 
 #define PE__RA(field) PE__OFF_OF(pe_rope_apply_config, field)
@@ -88,13 +92,9 @@ static const int32_t pe__rope_apply_config_layout[] = {
 
 #define PE__LA(field) PE__OFF_OF(pe_learned_add_config, field)
 static const int32_t pe__learned_add_config_layout[] = {
-    PE__LA(batch),
-    PE__LA(seq),
-    PE__LA(d_model),
-    PE__LA(n_rows),
-    PE__LA(row_offset),
-    PE__LA(per_batch_positions),
-    (int32_t)sizeof(pe_learned_add_config),
+    PE__LA(batch),  PE__LA(seq),         PE__LA(d_model),
+    PE__LA(n_rows), PE__LA(row_offset),  PE__LA(per_batch_positions),
+    PE__LA(dtype),  PE__LA(table_dtype), (int32_t)sizeof(pe_learned_add_config),
 };
 
 #define PE__LAYOUT_GETTER(name, table)                                 \

@@ -8,6 +8,7 @@
 #include "posenc.h"
 #include "pe_math.h"
 #include "simd.h"
+#include "f16.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -60,10 +61,50 @@ static void pe__add_row(float *x, const float *row, int32_t n) {
     for (; k < n; k++) x[k] += row[k];
 }
 
-pe_status pe_learned_add(float *x, const float *table, const int32_t *positions, const pe_learned_add_config *cfg) {
+/* f16.h's array helpers take an int32 count: 16-bit rows go through float32 blocks of this many elements. */
+#define PE__LEARNED_CHUNK 256
+
+static void pe__widen(float *dst, const uint16_t *src, int32_t n, int32_t dtype) {
+    if (dtype == PE_DTYPE_FLOAT16)
+        pe__load_f16(dst, src, n);
+    else
+        pe__load_bf16(dst, src, n);
+}
+
+/* x[0..n) += row[0..n) for any pe_dtype of each: widened exactly, pe__add_row's float32 additions, x rounded
+ * to nearest even on store. The blocks are the same in both builds, so the builds agree bit for bit. */
+static void pe__add_row_dt(void *x, int32_t x_dtype, const void *row, int32_t row_dtype, int32_t n) {
+    if (x_dtype == PE_DTYPE_FLOAT32 && row_dtype == PE_DTYPE_FLOAT32) {
+        pe__add_row((float *)x, (const float *)row, n);
+        return;
+    }
+    float xb[PE__LEARNED_CHUNK], rb[PE__LEARNED_CHUNK];
+    for (int32_t k = 0; k < n; k += PE__LEARNED_CHUNK) {
+        const int32_t m = n - k < PE__LEARNED_CHUNK ? n - k : PE__LEARNED_CHUNK;
+        float *xp = xb;
+        const float *rp = rb;
+        if (x_dtype == PE_DTYPE_FLOAT32)
+            xp = (float *)x + k;
+        else
+            pe__widen(xb, (const uint16_t *)x + k, m, x_dtype);
+        if (row_dtype == PE_DTYPE_FLOAT32)
+            rp = (const float *)row + k;
+        else
+            pe__widen(rb, (const uint16_t *)row + k, m, row_dtype);
+        pe__add_row(xp, rp, m);
+        if (x_dtype == PE_DTYPE_FLOAT16)
+            pe__store_f16((uint16_t *)x + k, xb, m);
+        else if (x_dtype == PE_DTYPE_BFLOAT16)
+            pe__store_bf16((uint16_t *)x + k, xb, m);
+    }
+}
+
+pe_status pe_learned_add(void *x, const void *table, const int32_t *positions, const pe_learned_add_config *cfg) {
     // x is (batch, seq, d_model); table is (n_rows, d_model); positions NULL, (seq,) or (batch, seq).
     if (!cfg) return PE_ERR_NULL;
     const int32_t batch = cfg->batch, seq = cfg->seq, d_model = cfg->d_model, row_offset = cfg->row_offset;
+    const int32_t x_dtype = cfg->dtype, t_dtype = cfg->table_dtype;
+    if (x_dtype < 0 || x_dtype >= PE_DTYPE_COUNT || t_dtype < 0 || t_dtype >= PE_DTYPE_COUNT) return PE_ERR_FIELD_VALUE;
     pe_status st = pe__learned_dims(d_model, cfg->n_rows);
     if (st != PE_OK) return st;
     if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
@@ -76,11 +117,14 @@ pe_status pe_learned_add(float *x, const float *table, const int32_t *positions,
     if (st != PE_OK) return st;
 
     const size_t D = (size_t)d_model;
+    const size_t xsz = x_dtype == PE_DTYPE_FLOAT32 ? sizeof(float) : sizeof(uint16_t);
+    const size_t tsz = t_dtype == PE_DTYPE_FLOAT32 ? sizeof(float) : sizeof(uint16_t);
     for (int32_t b = 0; b < batch; b++)
         for (int32_t s = 0; s < seq; s++) {
             const size_t t = (size_t)b * (size_t)seq + (size_t)s;
             const int64_t p = positions ? positions[per_batch ? t : (size_t)s] : (int64_t)s;
-            pe__add_row(x + t * D, table + (size_t)(p + row_offset) * D, d_model);
+            pe__add_row_dt((char *)x + t * D * xsz, x_dtype, (const char *)table + (size_t)(p + row_offset) * D * tsz,
+                           t_dtype, d_model);
         }
     return PE_OK;
 }

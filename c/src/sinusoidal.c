@@ -20,6 +20,7 @@
 #include "posenc.h"
 #include "pe_math.h"
 #include "simd.h"
+#include "f16.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -31,6 +32,7 @@ typedef struct pe__sin_resolved {
     int32_t offset;
     int32_t use_pad;
     int32_t pad;
+    int32_t dtype; /* pe_dtype of the table / x */
 } pe__sin_resolved;
 
 static int32_t pe__sin_nfreq_of(int32_t variant, int32_t d);
@@ -60,6 +62,8 @@ static pe_status pe__sin_resolve(pe__sin_resolved *r, int32_t d_model, const pe_
     if (r->offset < 0) return PE_ERR_POSITION;
     r->use_pad = cfg->use_padding_idx != 0;
     r->pad = cfg->padding_idx;
+    r->dtype = cfg->dtype;
+    if (r->dtype < 0 || r->dtype >= PE_DTYPE_COUNT) return PE_ERR_FIELD_VALUE;
     if (d_model < 1) return PE_ERR_SHAPE;
     /* tensor2tensor divides by d/2 - 1: d_model 2 and 3 would divide by zero (torch gives NaN). */
     if (r->variant == PE_SINUSOIDAL_TENSOR2TENSOR && d_model < 4) return PE_ERR_SHAPE;
@@ -210,9 +214,46 @@ static void pe__put(float *dst, const float *src, int32_t n, int add) {
     }
 }
 
-/* Places one row's chunk of sin/cos into the row x (d columns): store, or add. */
-static void pe__sin_emit(float *x, const float *sn, const float *cs, const pe__sin_freqs *F, const pe__sin_resolved *r,
-                         int32_t d, int add) {
+/* pe__put into 16-bit storage (n <= 2 PE__SIN_CHUNK): widened exactly, the float32 additions of pe__put, one
+ * rounding to nearest even on store (f16.h). */
+static void pe__put16(uint16_t *dst, const float *src, int32_t n, int add, int32_t dtype) {
+    const int bf16 = dtype == PE_DTYPE_BFLOAT16;
+    if (n <= 0) return;
+    if (!add) {
+        if (bf16)
+            pe__store_bf16(dst, src, n);
+        else
+            pe__store_f16(dst, src, n);
+        return;
+    }
+    float buf[2 * PE__SIN_CHUNK];
+    if (bf16)
+        pe__load_bf16(buf, dst, n);
+    else
+        pe__load_f16(buf, dst, n);
+    pe__put(buf, src, n, 1);
+    if (bf16)
+        pe__store_bf16(dst, buf, n);
+    else
+        pe__store_f16(dst, buf, n);
+}
+
+/* Columns [col, col + n) of row x (elements of dtype) get src: stored, or added. */
+static void pe__put_at(void *x, int32_t dtype, int32_t col, const float *src, int32_t n, int add) {
+    if (dtype == PE_DTYPE_FLOAT32)
+        pe__put((float *)x + col, src, n, add);
+    else
+        pe__put16((uint16_t *)x + col, src, n, add, dtype);
+}
+
+/* Element i of x (elements of dtype), as a pointer. */
+static void *pe__elem(void *x, int32_t dtype, size_t i) {
+    return (char *)x + i * (dtype == PE_DTYPE_FLOAT32 ? sizeof(float) : sizeof(uint16_t));
+}
+
+/* Places one row's chunk of sin/cos into the row x (d columns of dtype): store, or add. */
+static void pe__sin_emit(void *x, int32_t dtype, const float *sn, const float *cs, const pe__sin_freqs *F,
+                         const pe__sin_resolved *r, int32_t d, int add) {
     const int32_t i0 = F->i0, n = F->n;
     if (r->variant == PE_SINUSOIDAL_INTERLEAVED) {
         /* [sin f, cos f] pairs, zipped into a buffer, then columns 2 i0 .. (odd d: the last cos is past d) */
@@ -230,22 +271,22 @@ static void pe__sin_emit(float *x, const float *sn, const float *cs, const pe__s
             zip[2 * k + 1] = cs[k];
         }
         const int32_t j0 = 2 * i0, m = d - j0 < 2 * n ? d - j0 : 2 * n;
-        pe__put(x + j0, zip, m, add);
+        pe__put_at(x, dtype, j0, zip, m, add);
     } else if (r->variant == PE_SINUSOIDAL_HALF) {
         /* sin in [0, h), cos in [h, d), h = ceil(d/2): d - h cos columns */
         const int32_t h = (d + 1) / 2, n_cos = d - h;
-        pe__put(x + i0, sn, n, add);
+        pe__put_at(x, dtype, i0, sn, n, add);
         const int32_t m = n_cos - i0 < n ? n_cos - i0 : n;
-        if (m > 0) pe__put(x + h + i0, cs, m, add);
+        if (m > 0) pe__put_at(x, dtype, h + i0, cs, m, add);
     } else {
         /* tensor2tensor: sin in [0, n), cos in [n, 2n); the zero column of an odd d is left to the caller */
         const int32_t nt = d / 2;
-        pe__put(x + i0, sn, n, add);
-        pe__put(x + nt + i0, cs, n, add);
+        pe__put_at(x, dtype, i0, sn, n, add);
+        pe__put_at(x, dtype, nt + i0, cs, n, add);
     }
 }
 
-pe_status pe_sinusoidal_table(float *out, int32_t seq_len, int32_t d_model, const pe_sinusoidal_config *cfg) {
+pe_status pe_sinusoidal_table(void *out, int32_t seq_len, int32_t d_model, const pe_sinusoidal_config *cfg) {
     // out is (seq_len, d_model), row r at position offset + r.
     pe__sin_resolved r;
     pe_status st = pe__sin_resolve(&r, d_model, cfg);
@@ -264,17 +305,20 @@ pe_status pe_sinusoidal_table(float *out, int32_t seq_len, int32_t d_model, cons
         pe__sin_freqs_init(&F, &r, d_model, i0, nf - i0 < PE__SIN_CHUNK ? nf - i0 : PE__SIN_CHUNK);
         for (int32_t s = 0; s < seq_len; s++) {
             pe__sin_freqs_row(sn, cs, &F, r.offset + s);
-            pe__sin_emit(out + (size_t)s * D, sn, cs, &F, &r, d_model, 0);
+            pe__sin_emit(pe__elem(out, r.dtype, (size_t)s * D), r.dtype, sn, cs, &F, &r, d_model, 0);
         }
     }
+    /* zeros are zero bits in every dtype */
+    const size_t esz = r.dtype == PE_DTYPE_FLOAT32 ? sizeof(float) : sizeof(uint16_t);
     if (r.variant == PE_SINUSOIDAL_TENSOR2TENSOR && d_model % 2)
-        for (int32_t s = 0; s < seq_len; s++) out[(size_t)s * D + D - 1] = 0.0f; /* FSMT's zero pad column */
+        for (int32_t s = 0; s < seq_len; s++) /* FSMT's zero pad column */
+            memset(pe__elem(out, r.dtype, (size_t)s * D + D - 1), 0, esz);
     if (r.use_pad && (int64_t)r.pad >= (int64_t)r.offset && (int64_t)r.pad < (int64_t)r.offset + seq_len)
-        memset(out + (size_t)(r.pad - r.offset) * D, 0, sizeof(float) * D); /* FSMT: the padding row is 0 */
+        memset(pe__elem(out, r.dtype, (size_t)(r.pad - r.offset) * D), 0, esz * D); /* FSMT: the padding row is 0 */
     return PE_OK;
 }
 
-pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, int32_t seq, int32_t d_model,
+pe_status pe_sinusoidal_add(void *x, const int32_t *positions, int32_t batch, int32_t seq, int32_t d_model,
                             int32_t per_batch_positions, const pe_sinusoidal_config *cfg) {
     // x is (batch, seq, d_model); positions NULL, (seq,) or (batch, seq).
     pe__sin_resolved r;
@@ -304,7 +348,7 @@ pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, i
             for (size_t t = 0; t < (size_t)batch * (size_t)seq; t++) {
                 if (r.use_pad && positions[t] == r.pad) continue;
                 pe__sin_freqs_row(sn, cs, &F, positions[t]);
-                pe__sin_emit(x + t * D, sn, cs, &F, &r, d_model, 1);
+                pe__sin_emit(pe__elem(x, r.dtype, t * D), r.dtype, sn, cs, &F, &r, d_model, 1);
             }
         } else {
             /* one row of values per sequence index, computed once and added to every batch row */
@@ -313,7 +357,8 @@ pe_status pe_sinusoidal_add(float *x, const int32_t *positions, int32_t batch, i
                 if (r.use_pad && pos == r.pad) continue;
                 pe__sin_freqs_row(sn, cs, &F, pos);
                 for (int32_t b = 0; b < batch; b++)
-                    pe__sin_emit(x + ((size_t)b * (size_t)seq + (size_t)s) * D, sn, cs, &F, &r, d_model, 1);
+                    pe__sin_emit(pe__elem(x, r.dtype, ((size_t)b * (size_t)seq + (size_t)s) * D), r.dtype, sn, cs, &F,
+                                 &r, d_model, 1);
             }
         }
     }

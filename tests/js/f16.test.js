@@ -11,53 +11,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILDS, loadBuild, loadGolden, configJsonOf, refApply, makeRng, randnF32, assertThrowsNaming, assertBitEqual, maxAbsDiff } from './helpers.js';
 
-// ---- plain reference conversions (double arithmetic, no bit tricks beyond reading the float32 pattern) ----
-const FMT = {
-  float16: { mant: 10, minExp: -14, maxFinite: 65504 },
-  bfloat16: { mant: 7, minExp: -126, maxFinite: (2 - 2 ** -7) * 2 ** 127 },
-};
-function exponentOf(a) {
-  let e = Math.floor(Math.log2(a));
-  if (2 ** e > a) e--; // guard Math.log2 rounding
-  if (2 ** (e + 1) <= a) e++;
-  return e;
-}
-/** a finite double -> 16-bit pattern, round to nearest even */
-function encode(dtype, x) {
-  const f = FMT[dtype];
-  const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
-  const a = Math.abs(x);
-  if (a === 0) return sign;
-  const e = Math.max(exponentOf(a), f.minExp);
-  const ulp = 2 ** (e - f.mant);
-  let q = a / ulp;
-  const fl = Math.floor(q);
-  const r = q - fl;
-  q = r > 0.5 || (r === 0.5 && fl % 2 === 1) ? fl + 1 : fl;
-  const v = q * ulp;
-  const infBits = dtype === 'float16' ? 0x7c00 : 0x7f80;
-  if (v > f.maxFinite) return sign | infBits;
-  if (v < 2 ** f.minExp) return sign | q;
-  const ev = exponentOf(v);
-  const field = ev - f.minExp + 1;
-  const mant = v / 2 ** ev * 2 ** f.mant - 2 ** f.mant;
-  return sign | (field << f.mant) | mant;
-}
-function decode(dtype, h) {
-  const f = FMT[dtype];
-  const expBits = 15 - f.mant;
-  const e = (h >> f.mant) & ((1 << expBits) - 1);
-  const m = h & ((1 << f.mant) - 1);
-  const sign = h & 0x8000 ? -1 : 1;
-  if (e === (1 << expBits) - 1) return m ? NaN : sign * Infinity;
-  return sign * (e === 0 ? m * 2 ** (f.minExp - f.mant) : (2 ** f.mant + m) * 2 ** (e - 1 + f.minExp - f.mant));
-}
-function ulpAt(dtype, r) {
-  const f = FMT[dtype];
-  const a = Math.abs(r);
-  const e = a === 0 ? f.minExp : Math.max(exponentOf(a), f.minExp);
-  return 2 ** (e - f.mant);
-}
+import { encode, decode, ulpAt } from './f16-ref.js';
 
 test('reference conversions: known patterns', () => {
   assert.equal(encode('float16', 1), 0x3c00);

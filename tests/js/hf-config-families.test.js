@@ -218,15 +218,21 @@ for (const build of BUILDS) {
       withRope({ ...phi, model_type: 'phi3', rope_scaling: { ...phi.rope_scaling, type: 'yarn' } }, undefined, (r) => assert.equal(r.type, 'longrope'));
     });
 
-    await t.test('Qwen2-VL legacy "type": "mrope": default RoPE with the section recorded', () => {
+    await t.test('Qwen2-VL legacy "type": "mrope": a default-type M-RoPE rope with the section', () => {
       const q = { model_type: 'qwen2_vl', hidden_size: 3584, num_attention_heads: 28, num_hidden_layers: 2, rope_theta: 1000000, max_position_embeddings: 32768, rope_scaling: { type: 'mrope', mrope_section: [16, 24, 24] } };
       withSpec(q, (spec) => {
         const l = spec.layers[0];
         assert.equal(l.rope.type, 'default');
         assert.deepEqual({ section: [...l.mrope.section], interleaved: l.mrope.interleaved }, { section: [16, 24, 24], interleaved: false });
+        assert.deepEqual(l.rope.mrope.section, [16, 24, 24], 'the layer rope is the M-RoPE rope');
+        assert.equal(l.rope.mrope.interleaved, false);
         close(l.rope.invFreq64(), defaultInv(1e6, 128), 1e-12, 'qwen2-vl');
       });
-      assert.throws(() => pe.fromHFConfig({ ...q, rope_scaling: { type: 'mrope', mrope_section: [16, 24] } }), { name: 'TypeError', message: /rope_scaling\.mrope_section must be an array of 3/ });
+      assert.throws(() => pe.fromHFConfig({ ...q, rope_scaling: { type: 'mrope', mrope_section: [16, 24] } }), { name: 'RangeError', message: /rope_scaling\.mrope_section must be an array of 3 .*got length 2/ });
+      assert.throws(() => pe.fromHFConfig({ ...q, rope_scaling: { type: 'mrope', mrope_section: [16, 24, 23] } }), { name: 'RangeError', message: /rope_scaling\.mrope_section must add up to hidden_size \/\/ num_attention_heads \/ 2 = 64 .*sum 63/ });
+      assert.throws(() => pe.fromHFConfig({ ...q, rope_scaling: { type: 'mrope', mrope_section: [16, 24.5, 24] } }), { name: 'RangeError', message: /rope_scaling\.mrope_section\[1\]/ });
+      assert.throws(() => pe.fromHFConfig({ ...q, rope_scaling: { type: 'mrope', mrope_section: '16,24,24' } }), { name: 'TypeError', message: /rope_scaling\.mrope_section/ });
+      assert.throws(() => pe.ropeFromHFConfig({ ...q, rope_scaling: { mrope_section: [24, 70, 20], mrope_interleaved: true } }), { name: 'RangeError', message: /rope_scaling\.mrope_section\[1\] must be at most .* = 64/ });
     });
 
     await t.test('ChatGLM: kv_channels / 2 rotated in (2i, 2i+1) pairs, base 10000 * rope_ratio; 2D positions refused', () => {

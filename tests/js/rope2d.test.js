@@ -36,9 +36,9 @@ function tableError(t, want, n, half) {
   return e;
 }
 
-test('the golden set has 2 cases of each kind', () => {
-  assert.equal(GOLDEN.cases.length, 6);
-  for (const k of Object.keys(KIND)) assert.equal(GOLDEN.cases.filter((c) => c.kind === k).length, 2);
+test('the golden set has 2 cases of each kind (public; the hidden half may be added)', () => {
+  assert.ok(GOLDEN.cases.length >= 6);
+  for (const k of Object.keys(KIND)) assert.ok(GOLDEN.cases.filter((c) => c.kind === k).length >= 2);
 });
 
 for (const { name, pe } of builds) {

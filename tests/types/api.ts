@@ -8,7 +8,7 @@
 // (index.d.ts), add its calls here.
 import { init } from 'posenc';
 import { ModelFileError, parseSafetensors } from 'posenc/model';
-import type { Posenc, Rope, Tensor, Learned, AttentionResult, TinyModel, SafetensorsInfo } from 'posenc';
+import type { Posenc, Rope, Rope2d, Tensor, Learned, AttentionResult, TinyModel, SafetensorsInfo, HFPositionSpec, HFVision } from 'posenc';
 import initDefault from 'posenc';
 import { init as initUrl } from 'posenc/url';
 
@@ -209,4 +209,60 @@ use(logits, attention, loss, accuracy, text, info, viaModels, err);
 model.free();
 fetched.free();
 
+// ---- 16-bit storage (issue 11): tensors of a dtype, and the dtype flowing into calls ------------------------------
+const h16 = pe.tensor(2 * 3 * 64, { dtype: 'float16' });
+type _h16 = Expect<Equal<typeof h16, Tensor<'float16'>>>;
+type _h16array = Expect<Equal<typeof h16.array, Uint16Array>>;
+type _h16dtype = Expect<Equal<typeof h16.dtype, 'float16'>>;
+const b16 = pe.tensor(Float32Array.of(1, 2), { dtype: 'bfloat16' });
+const b16bits = pe.tensor(new Uint16Array(4), { dtype: 'bfloat16' });
+type _b16 = Expect<Equal<typeof b16, Tensor<'bfloat16'>>>;
+const f32t = pe.tensor(4, { dtype: 'float32' });
+type _f32t = Expect<Equal<typeof f32t.array, Float32Array>>;
+// @ts-expect-error a Uint16Array needs a 16-bit dtype
+pe.tensor(new Uint16Array(4));
+const h16rot = r1.apply(h16, { shape: [1, 2, 3, 64] }); // its own dtype
+type _h16rot = Expect<Equal<typeof h16rot, Tensor<'float16'>>>;
+r1.apply(new Uint16Array(64), { shape: [1, 1, 1, 64], dtype: 'bfloat16', k: b16bits.array.subarray(0, 0) });
+// @ts-expect-error a 16-bit tensor is not float32 input
+pe.alibiBias(1, 2, 2, { out: h16 });
+const rerot16 = r1.rerotate(h16, -5, { dtype: 'float16' });
+type _rerot16 = Expect<Equal<typeof rerot16, Tensor<'float16'>>>;
+const cs16 = r1.cosSin([0, 1], { dtype: 'bfloat16' });
+type _cs16 = Expect<Equal<typeof cs16.cos, Uint16Array>>;
+const cs32 = r1.cosSin([0, 1], { dtype: 'float32' });
+type _cs32 = Expect<Equal<typeof cs32.sin, Float32Array>>;
+const csOut = r1.cosSin([0], { out: { cos: pe.tensor(32, { dtype: 'float16' }), sin: new Uint16Array(32) } });
+type _csOut = Expect<Equal<typeof csOut.cos, Tensor<'float16'>>>;
+const sinTab16: Uint16Array = pe.sinusoidal(4, 8, { dtype: 'float16' });
+const sinAdd16: Uint16Array = pe.sinusoidal.add(new Uint16Array(8), { shape: [1, 1, 8], dtype: 'bfloat16' }); // x's own type back
+const learned16 = pe.learned(new Uint16Array(16), { dModel: 8, dtype: 'float16' });
+const l16dtype: 'float32' | 'float16' | 'bfloat16' = learned16.dtype;
+learned16.add(b16, { shape: [1, 1, 2] });
+use(sinTab16, l16dtype, sinAdd16);
+use(b16, b16bits);
+
 use(simd, bytes);
+
+// ---- Multimodal: M-RoPE, the position-id builder, 2D vision RoPE, config.json (issue 13) --------------------------
+declare const qwenVl: Record<string, unknown>;
+const mr: Rope = pe.rope({ headDim: 128, base: 1e6, mrope: { section: [16, 24, 24], interleaved: false } });
+const mrPos = pe.mropePositions([[1, 2, 3]], { config: qwenVl, imageGridThw: [[1, 4, 4]] });
+type _mrPos = Expect<Equal<typeof mrPos.positions, Int32Array>>;
+mr.apply(new Float32Array(3 * 128), { shape: [1, 3, 1, 128], positions: mrPos.positions });
+mr.rerotate(new Float32Array(128), [1, 0, 0]);
+const mrOut = pe.attention(qa, ka, va, { shape: { heads: 8, kvHeads: 2, qLen: 1, kLen: 16, headDim: 128 }, rope: mr, positions: { q: new Int32Array(3), k: new Int32Array(48) }, causal: true });
+use(mrOut.out);
+const specVl: HFPositionSpec = pe.fromHFConfig(qwenVl);
+const vision: HFVision | undefined = specVl.vision;
+if (vision !== undefined && vision.kind !== 'learned' && vision.kind !== 'unknown') {
+  const vr: Rope2d = vision.rope;
+  use(vr.cosSin({ gridH: 2, gridW: 2 }).cos, vision.headDim, vision.spatialMergeSize);
+}
+const visRope: Rope2d = pe.ropeFromHFConfig(qwenVl, { part: 'vision' });
+const textRope: Rope = pe.ropeFromHFConfig(qwenVl, { part: 'text' });
+use(visRope.kind, textRope.mrope);
+// @ts-expect-error part is 'text' or 'vision'
+pe.ropeFromHFConfig(qwenVl, { part: 'audio' });
+const vis2: Rope2d = pe.rope2d({ kind: 'qwen2-vl', headDim: 80, spatialMergeSize: 2 });
+vis2.free();

@@ -5,7 +5,8 @@
 // with the online softmax blocked over keys (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022), so
 // no (qLen × kLen) matrix exists unless `returnWeights` asks for one; RoPE (a pe.rope object: q and k are
 // rotated on copies in the C core's scratch; with `kRotated`, k is a cache of keys already rotated, e.g. by
-// rope.apply, and only q is rotated) and ALiBi (slopes, no bias tensor) folded in; causal masking;
+// rope.apply, and only q is rotated; an M-RoPE rope rotates by positions { q, k } of three streams in
+// attention-mrope.js before the core, which then masks by token order) and ALiBi (slopes, no bias tensor) folded in; causal masking;
 // grouped-query / multi-query attention (kvHeads dividing heads); qLen != kLen for decoding against a cache.
 //
 // Memory per call: copies of q, k, v and out when they are plain Float32Arrays (none for pe.tensor inputs),
@@ -44,6 +45,7 @@ import { typedArrayTag, posesAsTypedArray, viewLength } from './typed-arrays.js'
 import { ropeHandle, LAYOUTS } from './rope.js';
 import { writeSlopes } from './alibi.js';
 import { readLayout, limit } from './abi.js';
+import { readMropeAttention, rotateMrope } from './attention-mrope.js';
 
 const CONFIG_FIELDS = ['batch', 'heads', 'kv_heads', 'q_len', 'k_len', 'head_dim', 'layout', 'causal', 'scale',
   'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len', 'k_rotated', 'per_batch_positions',
@@ -362,17 +364,22 @@ export function attention(ctx, q, k, v, options) {
   }
 
   let rope = null;
+  let mrope = null; // an M-RoPE rope: attention-mrope.js rotates q and k by three streams, the core gets no rope
   if (o.rope !== undefined && o.rope !== null) {
-    rope = ropeHandle(ctx, o.rope, where, 'options.rope');
+    rope = ropeHandle(ctx, o.rope, where, 'options.rope', true);
     if (rope.headDim !== s.headDim) {
       throw new RangeError(`${where}: options.shape.headDim must equal options.rope's headDim ${rope.headDim}, got ${s.headDim}`);
+    }
+    if (rope.mrope !== null) {
+      mrope = readMropeAttention(rope.mrope, where, o, s, kRotated);
+      rope = null;
     }
   }
   const alibi = o.alibi ?? false; // true, false, or slopes (checked, each length and element read once, by writeSlopes)
   if (typeof alibi !== 'boolean' && (alibi === null || typeof alibi !== 'object')) {
     throw typeError(where, `options.alibi must be true (standard slopes), false, or a Float32Array of ${s.heads} slopes (one per query head)`, alibi);
   }
-  const pos = readPositions(where, o.positions, s.qLen, s.kLen, s.batch);
+  const pos = readPositions(where, mrope === null ? o.positions : null, s.qLen, s.kLen, s.batch);
   const perBatch = s.batch > 1 && ((pos.q !== null && pos.qn !== s.qLen) || (pos.k !== null && !pos.tail && pos.kn !== s.kLen));
   if (rope !== null && pos.q === null && !pos.tail && s.qLen > s.kLen) {
     throw new RangeError(
@@ -429,13 +436,14 @@ export function attention(ctx, q, k, v, options) {
   const qScale = stageQueryScale(ctx, where, o.queryScale, s);
 
   // Big copies; one array given as several of q, k, v (a fused QKV buffer) is copied once.
-  const qPtr = stageFloat32(heap, q, lq.loc, lq.n, SLOT.Q, where);
-  const kPtr = k === q ? qPtr : stageFloat32(heap, k, lk.loc, lk.n, SLOT.K, where);
+  let qPtr = stageFloat32(heap, q, lq.loc, lq.n, SLOT.Q, where);
+  let kPtr = k === q ? qPtr : stageFloat32(heap, k, lk.loc, lk.n, SLOT.K, where);
   const vPtr = v === q ? qPtr : v === k ? kPtr : stageFloat32(heap, v, lv.loc, lv.n, SLOT.V, where);
   const biasPtr = bias === null ? 0 : stageFloat32(heap, o.bias, bias.loc, bias.n, SLOT.BIAS, where);
   // a staged out with a view is copied in too, so the elements outside the view come back unchanged
   const outPtr = out === null ? heap.scratch(SLOT.RESULT, nO * 4, where, 'the output') : stageFloat32(heap, out, lo.loc, lo.n, SLOT.RESULT, where, views.out.given);
   const weights = returnWeights ? heap.scratch(SLOT.WEIGHTS, nW * 4, where, 'the weights (batch * heads * qLen * kLen floats)') : 0;
+  if (mrope !== null) ({ qPtr, kPtr } = rotateMrope(ctx, mrope, { qPtr, kPtr, vPtr, lq, lk, views, s, layout, seqLen }, where));
 
   const cfg = writeConfig(ctx, {
     ...s, layout, causal, scale, slopes, rope: rope?.ptr, qPos, kPos, seqLen, kRotated, perBatch, mask,

@@ -22,10 +22,12 @@ import {
 } from './hf-families.js';
 import { layerTypesOf, noRopeLayersOf, layerHasRope, nonRopeScheme, noRopeKind, encoderDecoderScheme, mptSlopes } from './hf-layers.js';
 import { ropeRequest } from './hf-rope.js';
+import { visionSpec, visionRope } from './hf-vision.js';
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
 const given = (v) => v !== undefined && v !== null;
-const OPTION_KEYS = { fromHFConfig: ['pairing'], ropeFromHFConfig: ['pairing', 'layerType'] };
+const OPTION_KEYS = { fromHFConfig: ['pairing'], ropeFromHFConfig: ['pairing', 'layerType', 'part'] };
+const PARTS = ['text', 'vision'];
 const ROPE_KEYS = ['rope_theta', 'rope_scaling', 'rope_parameters', 'partial_rotary_factor', 'rotary_pct', 'rotary_dim', 'rotary_emb_base', 'head_dim'];
 
 /** Reads keys of one config object, filling the class defaults and recording what was read. */
@@ -247,6 +249,14 @@ export function fromHFConfig(ctx, config, options) {
       return Object.freeze({ ...rest, rope, ...extras });
     });
   }
+  // the vision tower (hf-vision.js): its pe.rope2d where it has one
+  let vision;
+  try {
+    vision = visionSpec(ctx, where, t.config);
+  } catch (e) {
+    for (const r of ropes) r.free();
+    throw e;
+  }
   const spec = {
     modelType: t.modelType,
     numLayers: p.numLayers,
@@ -255,9 +265,11 @@ export function fromHFConfig(ctx, config, options) {
     layers: Object.freeze(layers),
     free() {
       for (const r of ropes) r.free();
+      vision?.rope?.free();
     },
   };
   if (t.textType !== t.modelType) spec.textModelType = t.textType;
+  if (vision !== undefined) spec.vision = vision;
   return Object.freeze(spec);
 }
 
@@ -272,6 +284,13 @@ const KIND_REASON = {
 export function ropeFromHFConfig(ctx, config, options) {
   const where = 'ropeFromHFConfig';
   const t = textPart(where, config, options);
+  const part = t.opts.part ?? 'text';
+  if (!PARTS.includes(part)) throw (typeof part === 'string' ? rangeError : typeError)(where, "options.part must be 'text' or 'vision'", part);
+  if (part === 'vision') {
+    if (t.opts.layerType !== undefined) throw new TypeError(`${where}: options.layerType is for the text layers; omit it with options.part 'vision'`);
+    if (t.opts.pairing !== undefined) throw new TypeError(`${where}: options.pairing is for the text layers; a vision tower's pairing is its kind's`);
+    return visionRope(ctx, where, t.config);
+  }
   const desc = `this model${t.textType ? ` (${t.prefix}model_type '${t.textType}')` : ''}`;
   const kind = noRopeKind(t.v, t.family);
   if (kind === 'none') {

@@ -140,9 +140,13 @@ export function ropeRequest(where, v, family, { layerType, pairing: pairingOptio
   let mrope;
   if (given(params.mrope_section)) {
     const s = params.mrope_section;
-    if (!Array.isArray(s) || s.length !== 3 || !s.every((x) => Number.isInteger(x) && x >= 0)) {
-      throw typeError(where, `${pn('mrope_section')} must be an array of 3 non-negative integers`, s);
-    }
+    const bound = `${pn('mrope_section')} must be an array of 3 non-negative integers (pairs on t, h, w)`;
+    if (!Array.isArray(s)) throw typeError(where, bound, s);
+    if (s.length !== 3) throw new RangeError(`${where}: ${bound}, got length ${s.length}`);
+    s.forEach((x, i) => {
+      if (typeof x !== 'number') throw typeError(where, `${pn('mrope_section')}[${i}] must be a non-negative integer`, x);
+      if (!Number.isInteger(x) || x < 0) throw rangeError(where, `${pn('mrope_section')}[${i}] must be a non-negative integer`, x);
+    });
     const il = params.mrope_interleaved ?? false;
     if (typeof il !== 'boolean') throw typeError(where, `${pn('mrope_interleaved')} must be a boolean`, il);
     mrope = Object.freeze({ section: Object.freeze([...s]), interleaved: il });
@@ -209,6 +213,24 @@ export function ropeRequest(where, v, family, { layerType, pairing: pairingOptio
 
   const maxKey = given(v.get('max_position_embeddings')) ? 'max_position_embeddings' : 'n_positions';
   const ropeOptions = { headDim, rotaryDim, base: theta, pairing, maxPositionEmbeddings: v.get(maxKey) ?? undefined, scaling };
+  if (mrope) {
+    // the rope is the M-RoPE rope itself (pe.rope's mrope option), its sections checked here against the
+    // rotary dim by their config.json names: HF's torch.split of cos needs chunked sections to tile the pairs
+    ropeOptions.mrope = mrope;
+    const rd = rotaryDim ?? headDim;
+    if (Number.isInteger(rd) && rd > 0) {
+      const half = Math.floor(rd / 2);
+      const dimName = rotaryName ?? headDimName;
+      const sum = mrope.section[0] + mrope.section[1] + mrope.section[2];
+      if (!mrope.interleaved && sum !== half) {
+        throw new RangeError(
+          `${where}: ${pn('mrope_section')} must add up to ${dimName} / 2 = ${half} (chunked M-RoPE: HF splits cos into these sections), got [${mrope.section.join(', ')}] (sum ${sum})`,
+        );
+      }
+      const over = mrope.section.findIndex((x) => x > half);
+      if (over !== -1) throw rangeError(where, `${pn('mrope_section')}[${over}] must be at most ${dimName} / 2 = ${half}`, mrope.section[over]);
+    }
+  }
   const names = hfNames(where, {
     headDim: headDimName,
     rotaryDim: rotaryName ?? v.name('rotary_dim'),

@@ -30,14 +30,25 @@ export interface InitOptions {
 export function init(options?: InitOptions): Promise<Posenc>;
 export default init;
 
-/** A float32 array that lives in wasm memory: pass it wherever a Float32Array is accepted, with no copy. */
-export interface Tensor {
+/** A storage type: float32, or 16-bit float16 (IEEE binary16) / bfloat16 held as raw bit patterns. */
+export type Dtype = 'float32' | 'float16' | 'bfloat16';
+export type HalfDtype = 'float16' | 'bfloat16';
+
+/**
+ * An array that lives in wasm memory: pass it wherever data of its dtype is accepted, with no copy; its dtype
+ * is the default dtype of the call it is passed to (a different options.dtype is a TypeError). `Tensor` alone
+ * is a float32 tensor.
+ */
+export interface Tensor<D extends Dtype = 'float32'> {
   /**
-   * A view of the data. Re-derived whenever the wasm memory has grown (any posenc call may grow it), so read
-   * it again after each call instead of keeping it. Throws a TypeError after free().
+   * A view of the data: a Float32Array, or for a 16-bit tensor a Uint16Array of the raw bit patterns (in every
+   * engine, also where Float16Array exists: bits are kept exactly). Re-derived whenever the wasm memory has
+   * grown (any posenc call may grow it), so read it again after each call instead of keeping it. Throws a
+   * TypeError after free().
    */
-  readonly array: Float32Array;
+  readonly array: D extends 'float32' ? Float32Array : Uint16Array;
   readonly length: number;
+  readonly dtype: D;
   /** True once free() has been called. */
   readonly freed: boolean;
   /** Releases the memory; calling it again does nothing. */
@@ -45,13 +56,25 @@ export interface Tensor {
 }
 
 /** Options of pe.tensor(). */
-export interface TensorOptions {
-  /** The storage type; 'float32' (the default) is the one so far. */
-  dtype?: 'float32';
+export interface TensorOptions<D extends Dtype = Dtype> {
+  /**
+   * The storage type; default 'float32' (a Float16Array: 'float16'). A Uint16Array source needs a 16-bit dtype
+   * (its bits are copied); a Float32Array source with a 16-bit dtype is rounded to nearest even.
+   */
+  dtype?: D | null;
 }
 
 /** Float input: copied in and out (Float32Array) or used in place (Tensor, or a Float32Array viewing wasm memory). */
 export type FloatInput = Float32Array | Tensor;
+
+/**
+ * 16-bit input: a Uint16Array of raw bits (copied in and out unless it views wasm memory), a 16-bit Tensor (in
+ * place), or at run time a Float16Array where the engine has one (float16).
+ */
+export type HalfInput = Uint16Array | Tensor<'float16'> | Tensor<'bfloat16'>;
+
+/** Data of any storage type. */
+export type DataInput = FloatInput | HalfInput;
 
 /** Positions: Int32Array, or any array-like of integers in [0, 2^31 - 1]. */
 export type Positions = Int32Array | ArrayLike<number>;
@@ -122,7 +145,8 @@ export interface RopeOptions {
   scaling?: RopeScaling | null;
   /**
    * M-RoPE (Qwen2-VL; Qwen3-VL interleaved): each pair reads the position of one of three streams (t, h, w).
-   * Then cosSin / apply take positions [t..., h..., w...] (3 * n). pe.attention does not take such a rope.
+   * Then cosSin / apply take positions [t..., h..., w...] (3 * n), and pe.attention positions { q, k } of three
+   * streams each (see AttentionOptions.rope).
    */
   mrope?: MropeOptions | null;
 }
@@ -254,7 +278,7 @@ export interface ApplyOptions {
    * (A Float32Array viewing wasm memory that the call detached must be re-read from its tensor: only x's
    * fresh view is returned.)
    */
-  k?: FloatInput | Uint16Array | null;
+  k?: DataInput | null;
   /**
    * Heads of k (grouped-query / multi-query attention: fewer key heads than query heads); default
    * the shape's heads. Only with k. Any count ≥ 1: each head is rotated on its own, so it need not divide heads.
@@ -270,11 +294,12 @@ export interface ApplyOptions {
   /** Element of k where its head (0, 0, 0) starts; default 0. Only with k. */
   kOffset?: number | null;
   /**
-   * Storage type of x (and k); default 'float32', or 'float16' for a Float16Array. 16-bit data are a Uint16Array
-   * of raw bits (either type) or a Float16Array (float16); rotated in float32 arithmetic, rounded to nearest
-   * even on store. An array that does not match is a TypeError naming it.
+   * Storage type of x (and k); default x's own: a Tensor's dtype, 'float16' for a Float16Array, else 'float32'.
+   * 16-bit data are a Uint16Array of raw bits (either type), a Float16Array (float16) or a 16-bit Tensor
+   * (rotated in place); rotated in float32 arithmetic, rounded to nearest even on store. An array or tensor that
+   * does not match is a TypeError naming it.
    */
-  dtype?: 'float32' | 'float16' | 'bfloat16';
+  dtype?: Dtype;
 }
 
 /** The second argument of rope.cosSin in its options form. */
@@ -284,8 +309,14 @@ export interface CosSinOptions {
   /**
    * Where to write the tables instead of new arrays: Float32Arrays or Tensors of positions.length · nFreq each
    * (a RangeError otherwise), not overlapping. A Tensor is written by the kernel in place (zero-copy).
+   * With a 16-bit dtype: Uint16Arrays or 16-bit Tensors of that dtype.
    */
-  out?: { cos: FloatInput; sin: FloatInput } | null;
+  out?: { cos: DataInput; sin: DataInput } | null;
+  /**
+   * Storage type of the tables; default 'float32' (or out.cos's own, when it is a 16-bit Tensor). 'float16' |
+   * 'bfloat16': the float32 table rounded once to nearest even (the kernels' store), as Uint16Arrays of raw bits.
+   */
+  dtype?: Dtype | null;
 }
 
 export interface RerotateOptions {
@@ -300,6 +331,12 @@ export interface RerotateOptions {
   offset?: number | null;
   /** Which frequencies (dynamic, longrope); default none (HF's seq_len=None). */
   seqLen?: number;
+  /**
+   * Storage type of x, as for apply (default x's own: a Tensor's dtype, 'float16' for a Float16Array, else
+   * 'float32'). 16-bit x turns in float32 arithmetic and is rounded once on store (M-RoPE deltas too: one pass
+   * turns each pair by its own axis's signed delta).
+   */
+  dtype?: Dtype | null;
 }
 
 export interface Rope {
@@ -334,8 +371,10 @@ export interface Rope {
    */
   cosSin(positions: Positions, seqLen?: number | null): { cos: Float32Array; sin: Float32Array };
   /** The same, the second argument as options; with out, the tables are written there and out.cos / out.sin returned. */
-  cosSin(positions: Positions, options: CosSinOptions & { out?: null }): { cos: Float32Array; sin: Float32Array };
-  cosSin<C extends FloatInput, S extends FloatInput>(positions: Positions, options: CosSinOptions & { out: { cos: C; sin: S } }): { cos: C; sin: S };
+  cosSin(positions: Positions, options: CosSinOptions & { out?: null; dtype?: 'float32' | null }): { cos: Float32Array; sin: Float32Array };
+  /** 16-bit tables: Uint16Arrays of raw bits. */
+  cosSin(positions: Positions, options: CosSinOptions & { out?: null; dtype: HalfDtype }): { cos: Uint16Array; sin: Uint16Array };
+  cosSin<C extends DataInput, S extends DataInput>(positions: Positions, options: CosSinOptions & { out: { cos: C; sin: S } }): { cos: C; sin: S };
   /**
    * Rotates x in place and returns it (for a view of wasm memory that the call had to detach: a fresh view of
    * the same elements); with options.k, rotates k too from the same table.
@@ -357,13 +396,13 @@ export interface Rope {
    * seqLen (kRotated false) is not what HF computes once the cache crosses the switch. Tested against a
    * float64 reference across the switch in tests/js/strides-kvcache.test.js.
    */
-  apply<T extends FloatInput | Uint16Array>(x: T, options: ApplyOptions): T;
+  apply<T extends DataInput>(x: T, options: ApplyOptions): T;
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta (either sign): a pure rotation, so
    * rerotate(apply(x at p), delta) == apply(x at p + delta). In place; returns x. An M-RoPE rope also takes
    * [dt, dh, dw], one delta per axis.
    */
-  rerotate<T extends FloatInput>(x: T, delta: number | readonly [number, number, number], options?: RerotateOptions): T;
+  rerotate<T extends DataInput>(x: T, delta: number | readonly [number, number, number], options?: RerotateOptions): T;
   /** Releases the wasm object; calling it again does nothing. Other methods then throw. */
   free(): void;
 }
@@ -377,6 +416,11 @@ export interface FromHFConfigOptions {
 }
 
 export interface RopeFromHFConfigOptions extends FromHFConfigOptions {
+  /**
+   * 'text' (default): the text layers' RoPE (the M-RoPE rope for Qwen2/2.5/3-VL). 'vision': the vision tower's
+   * 2D RoPE from vision_config, a Rope2d (see the overload); not with layerType or pairing.
+   */
+  part?: 'text';
   /**
    * The layer type whose RoPE to build ('sliding_attention', 'full_attention', ...), in every form: layer_types,
    * the family's default pattern (Gemma 2/3, Cohere2, EXAONE 4, OLMo 3, Qwen 3.5, Llama 4), Gemma 3's
@@ -407,8 +451,8 @@ export type HFLayer = (
        */
       readonly outputPairing?: 'half';
       /**
-       * Qwen2/2.5/3-VL and Qwen 3.5 M-RoPE sections (mrope_section, mrope_interleaved), recorded only: the rope is the
-       * 1-D RoPE with these frequencies (what M-RoPE gives for text-only positions); 3-axis positions are issue 13.
+       * Qwen2/2.5/3-VL and Qwen 3.5 M-RoPE sections (mrope_section, mrope_interleaved). `rope` is then the M-RoPE
+       * rope itself (rope.mrope has the same sections): positions [t..., h..., w...] from pe.mropePositions.
        */
       readonly mrope?: { readonly section: readonly [number, number, number]; readonly interleaved: boolean };
     }
@@ -427,6 +471,35 @@ export type HFLayer = (
   readonly stack?: 'encoder' | 'decoder';
 };
 
+/**
+ * A multimodal config's vision tower (vision_config): its 2D RoPE where it has one. Qwen2-VL / 2.5-VL / 3-VL /
+ * 3.5 ('qwen2-vl', base 10000), Pixtral and Mistral 3 ('pixtral'), Llama 4 ('llama4'); SigLIP / CLIP towers learn
+ * their positions ('learned'); any other tower is 'unknown' (never guessed).
+ */
+export type HFVision =
+  | {
+      readonly kind: Rope2dKind;
+      /** vision_config.model_type, or the tower the wrapper builds ('qwen2_5_vl', 'pixtral', 'llama4_vision_model'). */
+      readonly modelType: string;
+      readonly rope: Rope2d;
+      readonly headDim: number;
+      readonly heads: number;
+      readonly numLayers?: number;
+      readonly patchSize: number;
+      readonly base: number;
+      /** pixtral, llama4: image_size (the grid is at most imageSize / patchSize a side). */
+      readonly imageSize?: number;
+      /** qwen2-vl: merge-window size and frames per temporal patch. */
+      readonly spatialMergeSize?: number;
+      readonly temporalPatchSize?: number;
+      /** Position keys of vision_config not built (Qwen3-VL's interpolated learned table: num_position_embeddings). */
+      readonly ignored: readonly string[];
+      /** Keys filled from the vision config class's defaults (Qwen2VLVisionConfig, Qwen2_5_VLVisionConfig). */
+      readonly defaults: Readonly<Record<string, unknown>>;
+    }
+  | { readonly kind: 'learned'; readonly modelType: string }
+  | { readonly kind: 'unknown'; readonly modelType: string | undefined };
+
 /** pe.fromHFConfig's result (frozen). */
 export interface HFPositionSpec {
   /** config.json's model_type. */
@@ -440,7 +513,9 @@ export interface HFPositionSpec {
   readonly ignored: readonly string[];
   /** Keys the file omits that were filled from the text config class's defaults (Gemma 3: 'text_config.head_dim': 256). */
   readonly defaults: Readonly<Record<string, unknown>>;
-  /** Frees every Rope in `layers`. */
+  /** The vision tower, when the config has a vision_config. */
+  readonly vision?: HFVision;
+  /** Frees every Rope in `layers` and the vision tower's Rope2d. */
   free(): void;
 }
 
@@ -476,6 +551,8 @@ export interface Posenc {
    * range from max_position_embeddings and give other frequencies for such files).
    */
   ropeFromHFConfig(config: Record<string, unknown>, options?: RopeFromHFConfigOptions): Rope;
+  /** The vision tower's 2D RoPE from vision_config; a TypeError naming why when it has none (SigLIP, no vision_config). */
+  ropeFromHFConfig(config: Record<string, unknown>, options: { part: 'vision' }): Rope2d;
   /**
    * Every layer's position scheme from a config.json as published: text_config of multimodal wrappers with that
    * class's defaults, pairing by model type, legacy rope spellings ('su', 'mrope', type / rope_type, null),
@@ -485,8 +562,13 @@ export interface Posenc {
    * families. Free the result's ropes with spec.free().
    */
   fromHFConfig(config: Record<string, unknown>, options?: FromHFConfigOptions): HFPositionSpec;
-  /** A float32 array in wasm memory: zero-filled of the given length, or a copy of a Float32Array. */
-  tensor(lengthOrArray: number | Float32Array, options?: TensorOptions): Tensor;
+  /**
+   * An array in wasm memory: zero-filled of the given length, or a copy of an array. float32 by default; with
+   * options.dtype 'float16' | 'bfloat16' a 16-bit tensor, from a length, a Uint16Array of raw bits, a
+   * Float32Array (rounded to nearest even) or a Float16Array.
+   */
+  tensor(lengthOrArray: number | Float32Array, options?: TensorOptions<'float32'>): Tensor<'float32'>;
+  tensor<D extends HalfDtype>(lengthOrArray: number | Float32Array | Uint16Array, options: TensorOptions<D> & { dtype: D }): Tensor<D>;
 
   /**
    * ALiBi slopes for any head count ≥ 1 (Press et al. 2022, BLOOM's build_alibi_tensor schedule): 2^(-8(h+1)/n)
@@ -523,7 +605,7 @@ export interface Posenc {
    * A learned absolute position table (GPT-2, OPT): `table` is (maxLen + offset, dModel) row-major; position p
    * reads row p + offset. The table is copied into wasm memory once (a Tensor is used in place instead).
    */
-  learned(table: FloatInput, options: LearnedOptions): Learned;
+  learned(table: DataInput, options: LearnedOptions): Learned;
   /**
    * Fused attention, out = softmax(scale · Q Kᵀ + bias) · V, with the online softmax (no qLen × kLen matrix
    * unless returnWeights), RoPE and ALiBi folded in, causal masking and grouped-query / multi-query attention.
@@ -582,6 +664,12 @@ export interface SinusoidalOptions {
   variant?: 'paper' | 'tensor2tensor';
   /** FSMT's padding_idx: the row of this position is all zeros. Default none. */
   paddingIdx?: number | null;
+  /**
+   * Storage type of the table / of x; default 'float32', or out's / x's own (a Tensor's dtype, 'float16' for a
+   * Float16Array). 16-bit: raw bits in a Uint16Array (or Float16Array, or 16-bit Tensor); add widens x exactly,
+   * adds the float32 encoding and rounds once to nearest even.
+   */
+  dtype?: Dtype | null;
 }
 
 export interface SinusoidalTableOptions extends SinusoidalOptions {
@@ -608,11 +696,13 @@ export interface SinusoidalAddOptions extends SinusoidalOptions {
 
 export interface Sinusoidal {
   /** The (seqLen, dModel) table, row r at position offset + r. Angles in double, one rounding to float32. */
-  (seqLen: number, dModel: number, options?: SinusoidalTableOptions & { out?: null }): Float32Array;
+  (seqLen: number, dModel: number, options?: SinusoidalTableOptions & { out?: null; dtype?: 'float32' | null }): Float32Array;
+  /** The table in 16-bit storage: a Uint16Array of raw bits (the float32 table rounded once). */
+  (seqLen: number, dModel: number, options: SinusoidalTableOptions & { out?: null; dtype: HalfDtype }): Uint16Array;
   /** The same, written into options.out, which is returned. */
-  <O extends FloatInput>(seqLen: number, dModel: number, options: SinusoidalTableOptions & { out: O }): O;
+  <O extends DataInput>(seqLen: number, dModel: number, options: SinusoidalTableOptions & { out: O }): O;
   /** x[b, s, :] += PE(position of (b, s)), in place; returns x. */
-  add<T extends FloatInput>(x: T, options: SinusoidalAddOptions): T;
+  add<T extends DataInput>(x: T, options: SinusoidalAddOptions): T;
 }
 
 export interface LearnedOptions {
@@ -622,6 +712,11 @@ export interface LearnedOptions {
   maxLen?: number;
   /** Rows in front of position 0 (OPT: 2, so its padding position −1 reads row 1); default 0. */
   offset?: number;
+  /**
+   * Storage type of the table; default the table's own (a Tensor's dtype, 'float16' for a Float16Array, else
+   * 'float32'). A 16-bit table (a Uint16Array of raw bits with this option) is kept 16-bit: half the memory.
+   */
+  dtype?: Dtype | null;
 }
 
 export interface LearnedAddOptions {
@@ -629,6 +724,11 @@ export interface LearnedAddOptions {
   shape: readonly [number, number, number] | ArrayLike<number>;
   /** Length seq (shared) or batch · seq (one row per sequence); default 0 .. seq − 1 (then seq ≤ maxLen). */
   positions?: LearnedPositions;
+  /**
+   * Storage type of x (default x's own); any x dtype goes with any table dtype: 16-bit values widened exactly,
+   * added in float32, a 16-bit x rounded once to nearest even.
+   */
+  dtype?: Dtype | null;
 }
 
 /**
@@ -644,10 +744,12 @@ export interface Learned {
   readonly dModel: number;
   readonly offset: number;
   readonly freed: boolean;
-  /** (positions.length, dModel): the table rows of the positions. */
+  /** The table's storage type. */
+  readonly dtype: Dtype;
+  /** (positions.length, dModel): the table rows of the positions (a 16-bit table's widened exactly). */
   lookup(positions: LearnedPositions): Float32Array;
   /** x[b, s, :] += table[position(b, s) + offset, :], in place; returns x. */
-  add<T extends FloatInput>(x: T, options: LearnedAddOptions): T;
+  add<T extends DataInput>(x: T, options: LearnedAddOptions): T;
   /** Releases the wasm copy of the table (a Tensor table stays yours); calling it again does nothing. */
   free(): void;
 }
@@ -694,7 +796,13 @@ export interface AttentionOptions {
   layout?: Layout;
   /** Key j visible to query i iff kpos[j] ≤ qpos[i]. Default false. */
   causal?: boolean;
-  /** RoPE of q and k (on copies) at their positions; its headDim must be shape.headDim. */
+  /**
+   * RoPE of q and k (on copies) at their positions; its headDim must be shape.headDim. An M-RoPE rope (mrope
+   * option, or a Qwen-VL config's) needs positions { q, k } of three streams each [t..., h..., w...] (3·qLen
+   * shared or 3·batch·qLen per sequence; k's optional with kRotated); they drive the rotation only, and the
+   * causal mask and ALiBi follow the token order (key j at j, query i at kLen − qLen + i), as HF masks by
+   * cache_position. The result is rope.apply on q and k, then attention without a rope, bit for bit.
+   */
   rope?: Rope | null;
   positions?: AttentionPositions | null;
   /** true: pe.alibiSlopes(heads); or heads finite slopes. Adds slope[h] · (kpos[j] − qpos[i]). Default none. */

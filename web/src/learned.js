@@ -10,6 +10,12 @@
 //
 // The table is copied into wasm memory once, when the object is made (or used in place, zero-copy, when it is
 // a pe.tensor: then it must stay alive as long as this object).
+//
+// 16-bit storage: the table keeps its own dtype (options.dtype, default the table's: a pe.tensor's dtype, a
+// Float16Array's float16, else float32), so a float16 table takes half the memory and a 16-bit tensor is used
+// in place; x has its own dtype (add's options.dtype, default x's own). Any combination is added in float32
+// (16-bit values widened exactly) and a 16-bit x rounded once on store. lookup() returns float32 rows (a
+// 16-bit table's rows widened exactly).
 
 import { checkInt, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import { readLayout } from './abi.js';
@@ -17,25 +23,31 @@ import {
   SLOT,
   MAX_TENSOR_LENGTH,
   copyOut,
-  locateFloat32,
-  stageFloat32,
-  returnFloat32,
+  locateData,
+  stageData,
+  returnData,
+  resolveDtype,
+  dtypeBytes,
+  DTYPES,
   tensorRecord,
   float32Length,
+  halfLength,
+  viewBuffer,
+  viewByteOffset,
   int32sLength,
   stageInt32s,
   int32RangeErrorAt,
 } from './memory.js';
 
 
-const LEARNED_KEYS = knownKeys('maxLen', 'dModel', 'offset');
-const ADD_KEYS = knownKeys('shape', 'positions');
+const LEARNED_KEYS = knownKeys('maxLen', 'dModel', 'offset', 'dtype');
+const ADD_KEYS = knownKeys('shape', 'positions', 'dtype');
 
 // pe_learned_add_config fields in declaration order (pe_abi_learned_add_config_layout), all int32.
-const ADD_FIELDS = ['batch', 'seq', 'd_model', 'n_rows', 'row_offset', 'per_batch_positions'];
+const ADD_FIELDS = ['batch', 'seq', 'd_model', 'n_rows', 'row_offset', 'per_batch_positions', 'dtype', 'table_dtype'];
 
 /** pe_learned_add_config in the config scratch slot, laid out as the module reports (read once per instance). */
-function addConfig(st, B, S, D, perBatch) {
+function addConfig(st, B, S, D, perBatch, dtype) {
   const { heap } = st.ctx;
   const { offsets: o, size } = st.ctx.learnedAddLayout;
   const cfg = heap.scratch(SLOT.CONFIG, size);
@@ -48,6 +60,8 @@ function addConfig(st, B, S, D, perBatch) {
   i32[p + (o.n_rows >>> 2)] = st.nRows;
   i32[p + (o.row_offset >>> 2)] = st.offset;
   i32[p + (o.per_batch_positions >>> 2)] = perBatch;
+  i32[p + (o.dtype >>> 2)] = dtype;
+  i32[p + (o.table_dtype >>> 2)] = st.tableDtype;
   return cfg;
 }
 
@@ -75,7 +89,7 @@ function failed(st, where, name, posPtr, n, status) {
 }
 
 class Learned {
-  #st; // { ctx, ptr, tensor, nRows, maxLen, dModel, offset, freed }
+  #st; // { ctx, ptr, tensor, nRows, maxLen, dModel, offset, tableDtype, freed }
   constructor(st) {
     this.#st = st;
   }
@@ -100,6 +114,10 @@ class Learned {
   get freed() {
     return this.#st.freed;
   }
+  /** The table's storage type: 'float32' | 'float16' | 'bfloat16'. */
+  get dtype() {
+    return DTYPES[this.#st.tableDtype];
+  }
 
   /** (positions.length, dModel): row positions[i] + offset of the table for each position. */
   lookup(positions) {
@@ -115,7 +133,14 @@ class Learned {
     const posPtr = writePositions(st, where, 'positions', positions, n);
     if (n === 0) return new Float32Array(0);
     const out = heap.scratch(SLOT.RESULT, total * 4, where, 'the rows (positions.length * dModel floats)');
-    const status = ex.pe_learned_lookup(out, table, posPtr, n, st.dModel, st.nRows, st.offset);
+    let status;
+    if (st.tableDtype === 0) {
+      status = ex.pe_learned_lookup(out, table, posPtr, n, st.dModel, st.nRows, st.offset);
+    } else {
+      // -0 + v == v for every v (+0 too): the rows widened exactly, by add's own row loop
+      heap.f32.fill(-0, out >>> 2, (out >>> 2) + total);
+      status = ex.pe_learned_add(out, table, posPtr, addConfig(st, 1, n, st.dModel, 0, 0));
+    }
     if (status !== 0) throw failed(st, where, 'positions', posPtr, n, status);
     return copyOut(heap, out, total);
   }
@@ -123,6 +148,7 @@ class Learned {
   /**
    * x[b, s, :] += table[position(b, s) + offset, :] in place; returns x. x is (batch, seq, dModel); positions
    * has length seq (shared by the batch) or batch * seq (one row per sequence); default 0 .. seq - 1.
+   * options.dtype: x's storage type (default x's own); any table dtype goes with any x dtype.
    */
   add(x, options) {
     const where = 'learned.add';
@@ -153,7 +179,8 @@ class Learned {
       );
     }
     const table = tablePtr(st, where);
-    const xLoc = locateFloat32(heap, x, total, where, 'x');
+    const dtype = resolveDtype(where, o.dtype, x);
+    const xLoc = locateData(heap, x, total, dtype, where, 'x');
     let posPtr = 0;
     let perBatch = 0;
     let nPos = 0;
@@ -165,12 +192,12 @@ class Learned {
       posPtr = writePositions(st, where, 'options.positions', o.positions, nPos);
       perBatch = nPos !== S ? 1 : 0;
     }
-    const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
-    const status = ex.pe_learned_add(xPtr, table, posPtr, addConfig(st, B, S, D, perBatch));
+    const xPtr = stageData(heap, x, xLoc, total, dtype, SLOT.X, where);
+    const status = ex.pe_learned_add(xPtr, table, posPtr, addConfig(st, B, S, D, perBatch, dtype));
     if (status !== 0) {
       throw hasPositions ? failed(st, where, 'options.positions', posPtr, nPos, status) : st.ctx.statusError(where, status);
     }
-    return returnFloat32(heap, x, xLoc, xPtr, total);
+    return returnData(heap, x, xLoc, xPtr, total, dtype);
   }
 
   /** Releases the wasm copy of the table (not a pe.tensor the table came from); calling it again does nothing. */
@@ -186,7 +213,7 @@ class Learned {
 }
 if (typeof Symbol.dispose === 'symbol') Learned.prototype[Symbol.dispose] = Learned.prototype.free;
 
-/** pe.learned(table, { maxLen, dModel, offset }) */
+/** pe.learned(table, { maxLen, dModel, offset, dtype }) */
 export function learned(ctx, table, options) {
   const where = 'learned';
   const { heap } = ctx;
@@ -199,7 +226,8 @@ export function learned(ctx, table, options) {
   if (dModel === undefined) throw typeError(where, `options.dModel must be an integer in [1, ${INT32_MAX}]`, dModel);
   checkInt(where, 'options.dModel', dModel, 1, INT32_MAX);
   const offset = checkInt(where, 'options.offset', o.offset ?? 0, 0, INT32_MAX);
-  const length = float32Length(heap, table, where, 'table');
+  const tdt = resolveDtype(where, o.dtype, table, 'table');
+  const length = tdt === 0 ? float32Length(heap, table, where, 'table') : halfLength(heap, table, tdt, where, 'table');
   if (length === 0 || length % dModel !== 0) {
     throw new RangeError(`${where}: table.length must be a positive multiple of dModel (${dModel}): (maxLen + offset) rows, got ${length}`);
   }
@@ -221,15 +249,17 @@ export function learned(ctx, table, options) {
   if (nRows > INT32_MAX) throw new RangeError(`${where}: the table must have at most ${INT32_MAX} rows, got ${nRows}`);
 
   if (!ctx.learnedAddLayout) ctx.learnedAddLayout = readLayout(ctx, 'pe_abi_learned_add_config_layout', ADD_FIELDS);
-  const st = { ctx, ptr: 0, tensor: null, nRows, maxLen, dModel, offset, freed: false };
-  const loc = locateFloat32(heap, table, length, where, 'table');
+  const st = { ctx, ptr: 0, tensor: null, nRows, maxLen, dModel, offset, tableDtype: tdt, freed: false };
+  const loc = locateData(heap, table, length, tdt, where, 'table');
   if (tensorRecord(heap, table, where, 'table') !== null) {
     st.tensor = table; // zero-copy
   } else {
     // Our own copy. A view of wasm memory is located (above) before malloc may detach it.
-    const own = heap.malloc(length * 4, where, 'the copy of the table');
-    if (loc !== -1) heap.u8.copyWithin(own, loc, loc + length * 4);
-    else heap.f32.set(table, own >>> 2);
+    const bytes = length * dtypeBytes(tdt);
+    const own = heap.malloc(bytes, where, 'the copy of the table');
+    if (loc !== -1) heap.u8.copyWithin(own, loc, loc + bytes);
+    else if (tdt === 0) heap.f32.set(table, own >>> 2);
+    else heap.u8.set(new Uint8Array(viewBuffer(table), viewByteOffset(table), bytes), own);
     st.ptr = own;
   }
   return new Learned(st);

@@ -34,7 +34,7 @@ import {
   typedArraySet,
 } from './typed-arrays.js';
 
-export { typedArrayTag, posesAsTypedArray, viewLength, isDetached }; // for model.js and other families
+export { typedArrayTag, posesAsTypedArray, viewLength, isDetached, viewBuffer, viewByteOffset }; // for model.js and other families
 
 // Scratch slot numbers, shared by every family module of one instance.
 export const SLOT = Object.freeze({
@@ -58,7 +58,9 @@ export const SLOT = Object.freeze({
   MASK: 17, // int32 attention key mask (batch, kLen)
   BIAS: 18, // float32 attention bias copy
   QSCALE: 19, // float32 attention per-query scales
-  COUNT: 20,
+  MQ: 20, // attention with an M-RoPE rope: q rotated in a copy of its own (attention-mrope.js)
+  MK: 21, // ... and k
+  COUNT: 22,
 });
 
 // The largest element count of one tensor argument: lengths stay within int32 so every C dimension product
@@ -204,13 +206,26 @@ export class Heap {
 // pe.tensor
 // ---------------------------------------------------------------------------------------------------------
 
+// Storage types (pe_dtype values, c/include/posenc.h). Index = the C enum value.
+export const DTYPES = Object.freeze(['float32', 'float16', 'bfloat16']);
+export const DTYPE_FLOAT32 = 0;
+export const DTYPE_FLOAT16 = 1;
+export const DTYPE_BFLOAT16 = 2;
+const HAS_FLOAT16ARRAY = typeof globalThis.Float16Array === 'function';
+
 /**
- * A float32 array that lives in wasm memory. Pass it wherever a Float32Array is accepted: the kernels work on
- * it in place, with no copy. `.array` is a getter: it returns a view that is re-derived whenever the memory
- * has grown, so read it again after any posenc call instead of keeping it.
+ * An array that lives in wasm memory: float32, or float16 / bfloat16 held as raw 16-bit patterns. Pass it
+ * wherever data of its dtype is accepted: the kernels work on it in place, with no copy, and its dtype is the
+ * call's default. `.array` is a getter: it returns a view that is re-derived whenever the memory has grown,
+ * so read it again after any posenc call instead of keeping it.
+ *
+ * A 16-bit tensor's `.array` is a Uint16Array of the bit patterns in every engine, also where Float16Array
+ * exists: one type for both 16-bit dtypes (bfloat16 has no typed array), and bits kept exactly (a Float16Array
+ * element read or written passes through a JS number, which need not keep a NaN's payload). Wrap it when
+ * numbers are wanted: `new Float16Array(a.buffer, a.byteOffset, a.length)`.
  */
 class Tensor {
-  // The record { heap, ptr, length, view }: a private field, so a look-alike object has none.
+  // The record { heap, ptr, length, dtype, view }: a private field, so a look-alike object has none.
   #r;
   constructor(r) {
     this.#r = r;
@@ -223,12 +238,16 @@ class Tensor {
     const r = this.#r;
     if (r.ptr === 0) throw new TypeError('tensor.array: this tensor was freed (free() was called on it)');
     if (r.view === null || r.view.buffer !== r.heap.memory.buffer) {
-      r.view = new Float32Array(r.heap.memory.buffer, r.ptr, r.length);
+      r.view = r.dtype === DTYPE_FLOAT32 ? new Float32Array(r.heap.memory.buffer, r.ptr, r.length) : new Uint16Array(r.heap.memory.buffer, r.ptr, r.length);
     }
     return r.view;
   }
   get length() {
     return this.#r.length;
+  }
+  /** 'float32' | 'float16' | 'bfloat16' */
+  get dtype() {
+    return DTYPES[this.#r.dtype];
   }
   /** True once free() has been called. */
   get freed() {
@@ -248,40 +267,73 @@ if (typeof Symbol.dispose === 'symbol') Tensor.prototype[Symbol.dispose] = Tenso
 
 const TENSOR_KEYS = knownKeys('dtype');
 
+/** The pe_dtype of a pe.tensor (any heap), or -1 for anything else. */
+export function tensorDtype(t) {
+  const r = Tensor.record(t);
+  return r === undefined ? -1 : r.dtype;
+}
+
 /**
  * pe.tensor(lengthOrArray, { dtype }): every check comes before the block is allocated, and a failure frees
- * it. dtype: 'float32' (the one storage type so far).
+ * it. dtype 'float32' (default), 'float16' or 'bfloat16'. Sources: a Float32Array (any dtype: a 16-bit one is
+ * rounded to nearest even, as the kernels store), a Uint16Array of raw bits (a 16-bit dtype must be given: the
+ * bits alone do not say which), a Float16Array (float16; its own dtype when none is given).
  */
 export function createTensor(heap, lengthOrArray, options) {
   const where = 'tensor';
   const o = checkOptions(where, 'options', options);
   checkKnownKeys(where, 'options', o, TENSOR_KEYS);
-  if (o.dtype !== undefined && o.dtype !== null) checkEnum(where, 'options.dtype', o.dtype, ['float32']);
-  const bound = 'a length (integer) or a Float32Array';
+  let dtype = o.dtype === undefined || o.dtype === null ? -1 : DTYPES.indexOf(checkEnum(where, 'options.dtype', o.dtype, DTYPES));
+  const bound = `a length (integer), a Float32Array, a Uint16Array (raw 16-bit patterns, with options.dtype)${HAS_FLOAT16ARRAY ? ' or a Float16Array' : ''}`;
   let length;
   let source = null;
+  let sourceDtype = DTYPE_FLOAT32;
+  const tag = typedArrayTag(lengthOrArray);
   if (typeof lengthOrArray === 'number') {
     length = checkInt(where, 'length', lengthOrArray, 0, MAX_TENSOR_LENGTH);
-  } else if (typedArrayTag(lengthOrArray) === 'Float32Array') {
+  } else if (tag === 'Float32Array' || tag === 'Uint16Array' || (tag === 'Float16Array' && HAS_FLOAT16ARRAY)) {
     source = lengthOrArray;
+    if (tag === 'Uint16Array') {
+      if (dtype === -1 || dtype === DTYPE_FLOAT32) {
+        throw typeError(where, `the argument is a Uint16Array of raw 16-bit patterns: options.dtype must say which, 'float16' or 'bfloat16'`, dtype === -1 ? undefined : 'float32');
+      }
+      sourceDtype = dtype;
+    } else if (tag === 'Float16Array') {
+      if (dtype !== -1 && dtype !== DTYPE_FLOAT16) {
+        throw typeError(where, `the argument is a Float16Array, which makes a 'float16' tensor: options.dtype must be 'float16' or not given`, DTYPES[dtype]);
+      }
+      sourceDtype = DTYPE_FLOAT16;
+    }
+    if (dtype === -1) dtype = sourceDtype;
     length = viewLength(source);
-    if (length === 0 && isDetached(source)) throw detachedError(where, 'the argument', 'Float32Array');
+    if (length === 0 && isDetached(source)) throw detachedError(where, 'the argument', tag);
     if (length > MAX_TENSOR_LENGTH) throw rangeError(where, `length must be at most ${MAX_TENSOR_LENGTH}`, length);
-    if (heap.holds(source)) source = new Float32Array(source); // malloc below may detach it
+    if (heap.holds(source)) source = new globalThis[tag](source); // malloc below may detach it
   } else if (posesAsTypedArray(lengthOrArray)) {
     throw typeError(where, notRealMessage('the argument', bound), lengthOrArray);
   } else {
     throw typeError(where, `the argument must be ${bound}`, lengthOrArray);
   }
-  const ptr = heap.malloc(length * 4, where, 'the tensor');
+  if (dtype === -1) dtype = DTYPE_FLOAT32;
+  const esz = dtype === DTYPE_FLOAT32 ? 4 : 2;
+  const ptr = heap.malloc(length * esz, where, 'the tensor');
   try {
-    if (source !== null) heap.f32.set(source, ptr >>> 2);
-    else heap.f32.fill(0, ptr >>> 2, (ptr >>> 2) + length);
+    if (source === null) {
+      heap.u8.fill(0, ptr, ptr + length * esz);
+    } else if (sourceDtype === dtype) {
+      heap.u8.set(new Uint8Array(viewBuffer(source), viewByteOffset(source), length * esz), ptr);
+    } else {
+      // float32 -> 16-bit, rounded by the C core (the kernels' own store), through scratch
+      const tmp = heap.scratch(SLOT.X, length * 4, where, 'the float32 data being converted');
+      heap.f32.set(source, tmp >>> 2);
+      const status = heap.exports.pe_convert(ptr, dtype, tmp, DTYPE_FLOAT32, BigInt(length));
+      if (status !== 0) throw new RangeError(`${where}: converting the Float32Array to ${DTYPES[dtype]} failed (status ${status})`);
+    }
   } catch (e) {
     heap.free(ptr);
     throw e;
   }
-  return new Tensor({ heap, ptr, length, view: null });
+  return new Tensor({ heap, ptr, length, dtype, view: null });
 }
 
 /**
@@ -302,6 +354,10 @@ export function tensorRecord(heap, t, where, name) {
 // float32 data
 // ---------------------------------------------------------------------------------------------------------
 
+function notFloat32Tensor(where, name, rec) {
+  return new TypeError(`${where}: ${name} is a ${DTYPES[rec.dtype]} tensor; here it must be float32 data (a Float32Array or a float32 pe.tensor)`);
+}
+
 function float32TypeError(where, name, x) {
   if (posesAsTypedArray(x)) return typeError(where, notRealMessage(name, 'a Float32Array or a pe.tensor'), x);
   return typeError(where, `${name} must be a Float32Array or a pe.tensor`, x);
@@ -310,7 +366,10 @@ function float32TypeError(where, name, x) {
 /** The length of float32 data `x` (a Float32Array or a pe.tensor of this heap); TypeError otherwise. */
 export function float32Length(heap, x, where, name) {
   const rec = tensorRecord(heap, x, where, name);
-  if (rec !== null) return rec.length;
+  if (rec !== null) {
+    if (rec.dtype !== DTYPE_FLOAT32) throw notFloat32Tensor(where, name, rec);
+    return rec.length;
+  }
   if (typedArrayTag(x) !== 'Float32Array') throw float32TypeError(where, name, x);
   return viewLength(x);
 }
@@ -328,6 +387,7 @@ export function locateFloat32(heap, x, n, where, name, what = 'the product of sh
       throw new TypeError(`${where}: ${name} is a tensor of another posenc instance (made by a different init())`);
     }
     if (rec.ptr === 0) throw new TypeError(`${where}: ${name} is a tensor that was freed`);
+    if (rec.dtype !== DTYPE_FLOAT32) throw notFloat32Tensor(where, name, rec);
     if (rec.length !== n) throw new RangeError(`${where}: ${name}.length must equal ${what} (${n}), got ${rec.length}`);
     return rec.ptr;
   }
@@ -387,6 +447,138 @@ export function float32Overlap(x, xLoc, xn, y, yLoc, yn) {
 /** A copy of float32 elements [ptr, ptr + 4n) of wasm memory as a new Float32Array. */
 export function copyOut(heap, ptr, n) {
   return heap.f32.slice(ptr >>> 2, (ptr >>> 2) + n);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Data of any storage type: float32, or float16 / bfloat16 (Uint16Array of raw bits, Float16Array, pe.tensor)
+// ---------------------------------------------------------------------------------------------------------
+
+const DTYPE_LIST = DTYPES.map((d) => `'${d}'`).join(', ');
+
+/**
+ * The pe_dtype of data argument `x` under option `dtype` (named `optName`): the option when given, else x's
+ * own type (a pe.tensor's dtype, float16 for a Float16Array), else float32. A pe.tensor whose dtype differs
+ * from the option is a TypeError naming both: its bits would be read as another type.
+ */
+export function resolveDtype(where, dtype, x, name = 'x', optName = 'options.dtype') {
+  const own = tensorDtype(x);
+  let d;
+  if (dtype === undefined || dtype === null) {
+    if (own !== -1) return own;
+    return HAS_FLOAT16ARRAY && typedArrayTag(x) === 'Float16Array' ? DTYPE_FLOAT16 : DTYPE_FLOAT32;
+  }
+  if (dtype === 'float32') d = DTYPE_FLOAT32;
+  else if (dtype === 'float16') d = DTYPE_FLOAT16;
+  else if (dtype === 'bfloat16') d = DTYPE_BFLOAT16;
+  else if (typeof dtype !== 'string') throw typeError(where, `${optName} must be one of ${DTYPE_LIST}`, dtype);
+  else checkEnum(where, optName, dtype, DTYPES); // throws for an unknown string
+  if (own !== -1 && own !== d) {
+    throw new TypeError(`${where}: ${name} is a ${DTYPES[own]} tensor but ${optName} is '${DTYPES[d]}'; give the tensor's own dtype or none`);
+  }
+  return d;
+}
+
+/**
+ * Checks that array `a` holds `n` elements of 16-bit dtype `dtype`: a Uint16Array (raw bits, either dtype) or
+ * a Float16Array (float16 only). TypeError naming `name` and the dtype for any other array, RangeError for the
+ * length. (pe.tensors are checked by locateHalf.)
+ */
+export function checkHalf(where, name, a, n, dtype, what = 'the product of shape') {
+  const tag = typedArrayTag(a);
+  const dt = DTYPES[dtype];
+  const ok = tag === 'Uint16Array' || (tag === 'Float16Array' && dtype === DTYPE_FLOAT16);
+  if (!ok) {
+    const allowed = `a Uint16Array (raw bits)${dtype === DTYPE_FLOAT16 && HAS_FLOAT16ARRAY ? ', a Float16Array' : ''} or a ${dt} pe.tensor`;
+    if (posesAsTypedArray(a)) throw typeError(where, notRealMessage(name, allowed), a);
+    throw typeError(where, `${name} must be ${allowed} for dtype '${dt}'`, a);
+  }
+  const length = viewLength(a);
+  if (length === 0 && isDetached(a)) throw detachedError(where, name, tag);
+  if (length !== n) throw new RangeError(`${where}: ${name}.length must equal ${what} (${n}), got ${length}`);
+}
+
+/**
+ * The length of 16-bit data `a` of dtype `dtype` (a Uint16Array, a Float16Array for float16, or a pe.tensor of
+ * that dtype and this heap), read once; TypeError otherwise.
+ */
+export function halfLength(heap, a, dtype, where, name) {
+  const rec = tensorRecord(heap, a, where, name);
+  if (rec !== null) {
+    if (rec.dtype !== dtype) throw new TypeError(`${where}: ${name} is a ${DTYPES[rec.dtype]} tensor; here it must be ${DTYPES[dtype]} data`);
+    return rec.length;
+  }
+  const tag = typedArrayTag(a);
+  if (tag !== 'Uint16Array' && !(tag === 'Float16Array' && dtype === DTYPE_FLOAT16)) checkHalf(where, name, a, -1, dtype); // throws
+  return viewLength(a);
+}
+
+/**
+ * Where 16-bit data `x` of dtype `dtype` lives (see locateFloat32): the byte pointer of a pe.tensor of this
+ * heap or of an array viewing this heap's memory, or -1 for an array to be copied. Checks type and length n.
+ */
+export function locateHalf(heap, x, n, dtype, where, name, what = 'the product of shape') {
+  const rec = tensorRecord(heap, x, where, name);
+  if (rec !== null) {
+    if (rec.dtype !== dtype) throw new TypeError(`${where}: ${name} is a ${DTYPES[rec.dtype]} tensor; here it must be ${DTYPES[dtype]} data`);
+    if (rec.length !== n) throw new RangeError(`${where}: ${name}.length must equal ${what} (${n}), got ${rec.length}`);
+    return rec.ptr;
+  }
+  checkHalf(where, name, x, n, dtype, what);
+  return viewBuffer(x) === heap.buffer ? viewByteOffset(x) : -1;
+}
+
+/** The bytes of real 16-bit array `a`'s first n elements, through the intrinsic getters. */
+function halfBytes(a, n) {
+  return new Uint8Array(viewBuffer(a), viewByteOffset(a), 2 * n);
+}
+
+/** stageFloat32 for 16-bit data located by locateHalf. */
+export function stageHalf(heap, x, loc, n, slot, where, copyIn = true) {
+  if (loc !== -1) return loc;
+  if (viewLength(x) !== n) throw new RangeError(`${where}: a 16-bit array argument changed length during the call (${n}, then ${viewLength(x)}): its buffer was resized`);
+  const ptr = heap.scratch(slot, n * 2, where, 'a copy of a 16-bit array argument');
+  if (copyIn) heap.u8.set(halfBytes(x, n), ptr);
+  return ptr;
+}
+
+/** returnFloat32 for 16-bit data: copies a staged array back, or returns the tensor / a live view of x's elements. */
+export function returnHalf(heap, x, loc, ptr, n) {
+  if (loc === -1) {
+    if (viewLength(x) !== n) throw new RangeError(`posenc: a 16-bit array argument changed length during the call (${n}, then ${viewLength(x)})`);
+    halfBytes(x, n).set(heap.u8.subarray(ptr, ptr + 2 * n));
+    return x;
+  }
+  if (Tensor.record(x) !== undefined || viewBuffer(x).byteLength !== 0) return x;
+  return new globalThis[typedArrayTag(x)](heap.buffer, ptr, n);
+}
+
+/** Element size in bytes of pe_dtype `dtype`. */
+export function dtypeBytes(dtype) {
+  return dtype === DTYPE_FLOAT32 ? 4 : 2;
+}
+
+/** locateFloat32 / locateHalf by dtype. */
+export function locateData(heap, x, n, dtype, where, name, what = 'the product of shape') {
+  return dtype === DTYPE_FLOAT32 ? locateFloat32(heap, x, n, where, name, what) : locateHalf(heap, x, n, dtype, where, name, what);
+}
+
+/** stageFloat32 / stageHalf by dtype. */
+export function stageData(heap, x, loc, n, dtype, slot, where, copyIn = true) {
+  return dtype === DTYPE_FLOAT32 ? stageFloat32(heap, x, loc, n, slot, where, copyIn) : stageHalf(heap, x, loc, n, slot, where, copyIn);
+}
+
+/** returnFloat32 / returnHalf by dtype. */
+export function returnData(heap, x, loc, ptr, n, dtype) {
+  return dtype === DTYPE_FLOAT32 ? returnFloat32(heap, x, loc, ptr, n) : returnHalf(heap, x, loc, ptr, n);
+}
+
+/** float32Overlap for elements of `esz` bytes. */
+export function dataOverlap(x, xLoc, xn, y, yLoc, yn, esz) {
+  if (xLoc !== -1 && yLoc !== -1) return overlaps(xLoc, xn * esz, yLoc, yn * esz);
+  if (xLoc === -1 && yLoc === -1 && viewBuffer(x) === viewBuffer(y)) {
+    return overlaps(viewByteOffset(x), xn * esz, viewByteOffset(y), yn * esz);
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------------------------------------------------

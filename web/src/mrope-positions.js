@@ -86,7 +86,9 @@ function configInt(config, key, fallback) {
     if (fallback !== undefined) return fallback;
     throw typeError(WHERE, `options.config.${key} must be an integer (a token id of the model's config.json)`, v);
   }
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw typeError(WHERE, `options.config.${key} must be an integer >= 0`, v);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+    throw (typeof v === 'number' ? rangeError : typeError)(WHERE, `options.config.${key} must be an integer >= ${fallback === undefined ? 0 : 1}`, v);
+  }
   return v;
 }
 
@@ -116,7 +118,7 @@ export function mropePositions(inputIds, options) {
   if (model === 'qwen2_5_vl') {
     tps = config.tokens_per_second ?? config.vision_config?.tokens_per_second;
     if (tps !== undefined && tps !== null && (typeof tps !== 'number' || !Number.isFinite(tps))) {
-      throw typeError(WHERE, 'options.config.tokens_per_second (or vision_config.tokens_per_second) must be a finite number', tps);
+      throw (typeof tps === 'number' ? rangeError : typeError)(WHERE, 'options.config.tokens_per_second (or vision_config.tokens_per_second) must be a finite number', tps);
     }
   }
 
@@ -138,7 +140,9 @@ export function mropePositions(inputIds, options) {
     if (model !== 'qwen2_5_vl') throw typeError(WHERE, 'options.secondPerGridTs is read by Qwen2.5-VL only (model_type qwen2_5_vl)', o.secondPerGridTs);
     if (!isList(o.secondPerGridTs)) throw typeError(WHERE, 'options.secondPerGridTs must be an array of numbers, one per video', o.secondPerGridTs);
     spg = Array.from(o.secondPerGridTs, (x, i) => {
-      if (typeof x !== 'number' || !Number.isFinite(x) || x < 0) throw typeError(WHERE, `options.secondPerGridTs[${i}] must be a finite number >= 0`, x);
+      if (typeof x !== 'number' || !Number.isFinite(x) || x < 0) {
+        throw (typeof x === 'number' ? rangeError : typeError)(WHERE, `options.secondPerGridTs[${i}] must be a finite number >= 0`, x);
+      }
       return Math.fround(x);
     });
     if (spg.length !== videos.length) {

@@ -4,9 +4,9 @@
 // and passes its state here: a plain function call, nothing allocated for it.
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, stageFloat32, returnFloat32, float32Overlap } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, locateData, stageData, returnData, dataOverlap } from './memory.js';
 import { readShape, LAYOUTS } from './rope-view.js';
-import { resolveDtype, checkHalf, halfOverlap, halfIn, halfOut } from './rope-dtype.js';
+import { resolveDtype, halfIn } from './rope-dtype.js';
 import { applyConfig } from './rope-apply-config.js';
 import { applyStrided, applyTable } from './rope-strided.js';
 
@@ -135,21 +135,13 @@ export function applyRope(st, x, options) {
 
   // x and k first: a view of wasm memory must be located before any allocation can detach it.
   const dtype = resolveDtype(APPLY, o.dtype, x);
-  let xLoc = -1;
+  // 16-bit data: a pe.tensor (or a view of wasm memory) in place, an array copied in and out (memory.js)
+  const esz = dtype === 0 ? 4 : 2;
+  const xLoc = locateData(heap, x, total, dtype, APPLY, 'x');
   let kLoc = -1;
-  if (dtype !== 0) {
-    // 16-bit data are always copied in and out (rope-dtype.js)
-    checkHalf(APPLY, 'x', x, total, dtype);
-    if (hasK) {
-      checkHalf(APPLY, 'options.k', k, kTotal, dtype, 'batch * seq * kHeads * headDim');
-      if (halfOverlap(x, total, k, kTotal)) throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
-    }
-  } else {
-    xLoc = locateFloat32(heap, x, total, APPLY, 'x');
-  }
-  if (hasK && dtype === 0) {
-    kLoc = locateFloat32(heap, k, kTotal, APPLY, 'options.k', 'batch * seq * kHeads * headDim');
-    if (float32Overlap(x, xLoc, total, k, kLoc, kTotal)) {
+  if (hasK) {
+    kLoc = locateData(heap, k, kTotal, dtype, APPLY, 'options.k', 'batch * seq * kHeads * headDim');
+    if (dataOverlap(x, xLoc, total, k, kLoc, kTotal, esz)) {
       throw new RangeError(`${APPLY}: options.k must not overlap x (each is rotated in place once)`);
     }
   }
@@ -163,26 +155,22 @@ export function applyRope(st, x, options) {
   const ex = st.ctx.exports;
   const perBatch = rows !== S ? 1 : 0;
   const rotation = inverse ? st.rotateInverse : st.rotateForward;
-  let xPtr;
-  let kPtr = 0;
-  if (dtype === 0) {
-    xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, APPLY);
-    if (hasK) kPtr = stageFloat32(heap, k, kLoc, kTotal, SLOT.K, APPLY);
-  } else {
-    // both blocks first, then the copies: no allocation after a copy
-    xPtr = heap.scratch(SLOT.X, total * 2, APPLY, 'a copy of the 16-bit x');
-    if (hasK) kPtr = heap.scratch(SLOT.K, kTotal * 2, APPLY, 'a copy of the 16-bit options.k');
-    halfIn(heap, x, xPtr, total);
-    if (hasK) halfIn(heap, k, kPtr, kTotal);
-  }
+  // both blocks first, then the copies: no allocation after a copy
+  const xPtr = stageData(heap, x, xLoc, total, dtype, SLOT.X, APPLY, false);
+  const kPtr = hasK ? stageData(heap, k, kLoc, kTotal, dtype, SLOT.K, APPLY, false) : 0;
+  if (xLoc === -1) copyIn(heap, x, xPtr, total, dtype);
+  if (kLoc === -1 && hasK) copyIn(heap, k, kPtr, kTotal, dtype);
   let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype));
   if (status !== 0) throw st.ctx.statusError(APPLY, status);
   if (hasK) {
     status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation, dtype));
     if (status !== 0) throw st.ctx.statusError(APPLY, status);
-    if (dtype !== 0) halfOut(heap, k, kPtr, kTotal);
-    else if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
+    if (kLoc === -1) returnData(heap, k, kLoc, kPtr, kTotal, dtype);
   }
-  if (dtype !== 0) return halfOut(heap, x, xPtr, total);
-  return returnFloat32(heap, x, xLoc, xPtr, total);
+  return returnData(heap, x, xLoc, xPtr, total, dtype);
+}
+
+function copyIn(heap, a, ptr, n, dtype) {
+  if (dtype === 0) heap.f32.set(a, ptr >>> 2);
+  else halfIn(heap, a, ptr, n);
 }

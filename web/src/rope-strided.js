@@ -4,12 +4,12 @@
 // builds the table and runs the kernel with the view's strides (rope-apply-config.js). Kept apart from the
 // dense decode path (rope-apply.js), which never reaches it unless a call gives strides or offsets.
 
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Length } from './memory.js';
-import { viewBuffer, viewByteOffset, viewLength, typedArraySet } from './typed-arrays.js';
+import { SLOT, MAX_TENSOR_LENGTH, returnData, float32Length, halfLength, locateData } from './memory.js';
+import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
 import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
 import { positionsLength, tableHit, buildTable, rerotateTable } from './rope-table.js';
-import { mropeRows, buildMropeTable } from './mrope.js';
-import { resolveDtype, checkHalf } from './rope-dtype.js';
+import { mropeRows, buildMropeTable, mropeRow, mropePairAxis } from './mrope.js';
+import { resolveDtype } from './rope-dtype.js';
 import { stridedConfig, clearStrides } from './rope-apply-config.js';
 
 const APPLY = 'rope.apply';
@@ -73,17 +73,12 @@ function unstageSpan(heap, span, ptr) {
 }
 
 /**
- * Locates a strided argument: [length, loc] with loc its byte pointer in wasm memory (float32 tensors and views
- * of wasm memory: rotated in place) or -1 (copied: any staged Float32Array, and 16-bit data always).
+ * Locates a strided argument: [length, loc] with loc its byte pointer in wasm memory (tensors and views of
+ * wasm memory: rotated in place) or -1 (an array whose touched span is copied).
  */
-function locateStrided(heap, a, name, dtype) {
-  if (dtype === 0) {
-    const len = float32Length(heap, a, APPLY, name);
-    return [len, locateFloat32(heap, a, len, APPLY, name)];
-  }
-  const len = viewLength(a);
-  checkHalf(APPLY, name, a, len, dtype);
-  return [len, -1];
+function locateStrided(heap, a, name, dtype, where = APPLY) {
+  const len = dtype === 0 ? float32Length(heap, a, where, name) : halfLength(heap, a, dtype, where, name);
+  return [len, locateData(heap, a, len, dtype, where, name)];
 }
 
 /** rope.apply with strides / offsets (see rope-view.js for the view and the checks). */
@@ -173,7 +168,7 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
   }
   if (xSpan !== null) unstageSpan(heap, xSpan, xSpanPtr);
   if (kSpan !== null) unstageSpan(heap, kSpan, kPtr);
-  return xLoc === -1 ? x : returnFloat32(heap, x, xLoc, xLoc, xLen);
+  return xLoc === -1 ? x : returnData(heap, x, xLoc, xLoc, xLen, dtype);
 }
 
 function copySpanIn(heap, span, ptr) {
@@ -182,34 +177,59 @@ function copySpanIn(heap, span, ptr) {
 }
 
 /**
+ * The table of an M-RoPE shift by one delta per axis [dt, dh, dw]: `rows` equal rows for the positions |delta|,
+ * scaled by 1/a (a pure rotation), with the sin of every pair whose axis delta is negative negated. Cos is even
+ * and sin odd, so one forward pass turns each pair by its own signed angle: mixed signs cost one pass, and
+ * 16-bit data are rounded once.
+ */
+export function mropeShiftTable(st, where, deltas, rows, sl) {
+  const heap = st.ctx.heap;
+  const n = st.nFreq;
+  if (st.mropeAxis === undefined) st.mropeAxis = mropePairAxis(st, where);
+  const axis = st.mropeAxis;
+  // grown first: mropeRow's one-row request then keeps these blocks
+  heap.scratch(SLOT.COS, rows * n * 4, where, 'the cos table');
+  heap.scratch(SLOT.SIN, rows * n * 4, where, 'the sin table');
+  const { cosPtr, sinPtr } = mropeRow(st, where, deltas.map(Math.abs), sl, 1 / st.scale);
+  const f32 = heap.f32;
+  const s0 = sinPtr >>> 2;
+  for (let i = 0; i < n; i++) if (deltas[axis[i]] < 0) f32[s0 + i] = -f32[s0 + i];
+  for (const base of [cosPtr >>> 2, s0]) {
+    for (let have = 1; have < rows; have *= 2) f32.copyWithin(base + have * n, base, base + Math.min(have, rows - have) * n);
+  }
+  return { cosPtr, sinPtr };
+}
+
+/**
  * rope.rerotate with strides / offset: every head vector of the view turns by the same angle. The kernel reads
  * one table row per seq index, so the shorter of the batch and seq axes is given to it as "seq" (the axes
- * only address elements here) and the table holds that many equal rows.
+ * only address elements here) and the table holds that many equal rows. dtype: x's pe_dtype (resolved);
+ * deltas: M-RoPE's [dt, dh, dw] (then `delta` is not read), or null.
  */
-export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
+export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl, dtype = 0, deltas = null) {
   const heap = st.ctx.heap;
   const D = st.headDim;
   const [B, S, H] = dims;
-  const xLen = float32Length(heap, x, where, 'x');
-  const xLoc = locateFloat32(heap, x, xLen, where, 'x');
+  const esz = dtype === 0 ? 4 : 2;
+  const [xLen, xLoc] = locateStrided(heap, x, 'x', dtype, where);
   const v = resolveView(where, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
   let span = null;
   let xPtr;
   if (xLoc !== -1) {
-    xPtr = xLoc + v.off * 4;
+    xPtr = xLoc + v.off * esz;
   } else {
-    span = spanOf(x, v.off, v.end, 4);
+    span = spanOf(x, v.off, v.end, esz);
     xPtr = stageSpan(heap, span, SLOT.X, where);
   }
-  if (delta !== 0) {
+  if (deltas !== null ? deltas[0] !== 0 || deltas[1] !== 0 || deltas[2] !== 0 : delta !== 0) {
     const swap = B < S;
     const cb = swap ? S : B;
     const cs = swap ? B : S;
     const view = swap ? { sb: v.ss, ss: v.sb, sh: v.sh } : v;
-    const { cosPtr, sinPtr } = rerotateTable(st, where, delta, cs, sl);
-    const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
+    const { cosPtr, sinPtr } = deltas !== null ? mropeShiftTable(st, where, deltas, cs, sl) : rerotateTable(st, where, delta, cs, sl);
+    const rotation = deltas === null && delta < 0 ? st.rotateInverse : st.rotateForward;
     try {
-      const status = st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view));
+      const status = st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view, dtype));
       if (status !== 0) throw st.ctx.statusError(where, status);
     } finally {
       clearStrides(st);
@@ -219,5 +239,5 @@ export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl) {
     unstageSpan(heap, span, xPtr);
     return x;
   }
-  return returnFloat32(heap, x, xLoc, xLoc, xLen);
+  return returnData(heap, x, xLoc, xLoc, xLen, dtype);
 }

@@ -13,25 +13,27 @@
 // rope-strided.js, the apply config block is rope-apply-config.js.
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, describe, INT32_MAX } from './errors.js';
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, stageFloat32, returnFloat32, float32Overlap, float32Length, stageInt32s } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Overlap, float32Length, halfLength, locateData, stageData, returnData, stageInt32s, tensorDtype } from './memory.js';
+import { resolveDtype } from './rope-dtype.js';
+import { cosSin16 } from './rope-cossin.js';
 import { readShape, newView, LAYOUTS } from './rope-view.js';
 import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, rerotateTable } from './rope-table.js';
-import { writeMropeConfig, mropePairAxis, mropeCosSin, mropeDeltas, mropeRow } from './mrope.js';
+import { writeMropeConfig, mropePairAxis, mropeCosSin, mropeDeltas } from './mrope.js';
 import { applyConfig } from './rope-apply-config.js';
 import { applyRope } from './rope-apply.js';
-import { rerotateStrided } from './rope-strided.js';
+import { rerotateStrided, mropeShiftTable } from './rope-strided.js';
 
 export { LAYOUTS };
 
 const APPLY = 'rope.apply';
-const COS_SIN_KEYS = knownKeys('seqLen', 'out');
+const COS_SIN_KEYS = knownKeys('seqLen', 'out', 'dtype');
 const OUT_KEYS = knownKeys('cos', 'sin');
-const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen', 'strides', 'offset');
+const REROTATE_KEYS = knownKeys('shape', 'layout', 'seqLen', 'strides', 'offset', 'dtype');
 
 function checkCosSinKeys(where, o, out) {
-  for (const key in o) if (key !== 'seqLen' && key !== 'out') checkKnownKeys(where, 'options', o, COS_SIN_KEYS);
+  for (const key in o) if (key !== 'seqLen' && key !== 'out' && key !== 'dtype') checkKnownKeys(where, 'options', o, COS_SIN_KEYS);
   if (out !== null) for (const key in out) if (key !== 'cos' && key !== 'sin') checkKnownKeys(where, 'options.out', out, OUT_KEYS);
 }
 
@@ -121,23 +123,44 @@ class Rope {
   }
 
   /**
-   * cosSin(positions, seqLen?) or cosSin(positions, { seqLen, out: { cos, sin } }): the (n, nFreq) tables.
+   * cosSin(positions, seqLen?) or cosSin(positions, { seqLen, out: { cos, sin }, dtype }): the (n, nFreq) tables.
    * With out, they are written into out.cos / out.sin (Float32Arrays or pe.tensors of n * nFreq; a tensor is
-   * written in place, zero-copy) and returned in the result instead of new arrays.
+   * written in place, zero-copy) and returned in the result instead of new arrays. dtype 'float16' | 'bfloat16'
+   * (default: out.cos's own, if it is a tensor): the tables in 16-bit storage (rope-cossin.js), Uint16Arrays of
+   * raw bits, or out's 16-bit arrays / tensors.
    */
   cosSin(positions, seqLenOrOptions) {
     const where = 'rope.cosSin';
     const st = Rope.live(this, where);
-    if (st.mrope !== null) return mropeCosSin(st, where, positions, seqLenOrOptions); // positions [3][n]
+    const isOptions =
+      seqLenOrOptions !== null && typeof seqLenOrOptions === 'object' && !Array.isArray(seqLenOrOptions) && !ArrayBuffer.isView(seqLenOrOptions);
+    // 16-bit tables (rope-cossin.js): options.dtype, or the dtype of an options.out.cos tensor
+    if (isOptions) {
+      const o = seqLenOrOptions;
+      const out = o.out ?? null;
+      const dt = o.dtype;
+      const outCos = out !== null && typeof out === 'object' ? out.cos : undefined;
+      if ((dt !== undefined && dt !== null) || tensorDtype(outCos) > 0) {
+        if (out !== null && (typeof out !== 'object' || Array.isArray(out) || ArrayBuffer.isView(out))) {
+          throw typeError(where, 'options.out must be { cos, sin }: arrays or pe.tensors of positions.length * nFreq', out);
+        }
+        checkCosSinKeys(where, o, out);
+        const dtype = resolveDtype(where, dt, outCos, 'options.out.cos');
+        if (dtype !== 0) return cosSin16(st, where, positions, o.seqLen, out, dtype);
+      }
+    }
+    if (st.mrope !== null) {
+      // positions [3][n]; mrope.js knows only seqLen, so a float32 dtype is taken off here
+      if (isOptions && seqLenOrOptions.dtype !== undefined) {
+        const { dtype: _, ...rest } = seqLenOrOptions;
+        return mropeCosSin(st, where, positions, rest);
+      }
+      return mropeCosSin(st, where, positions, seqLenOrOptions);
+    }
     const { heap, exports: ex } = st.ctx;
     let seqLen = seqLenOrOptions;
     let out = null;
-    if (
-      seqLenOrOptions !== null &&
-      typeof seqLenOrOptions === 'object' &&
-      !Array.isArray(seqLenOrOptions) &&
-      !ArrayBuffer.isView(seqLenOrOptions)
-    ) {
+    if (isOptions) {
       seqLen = seqLenOrOptions.seqLen;
       out = seqLenOrOptions.out ?? null;
       if (out !== null && (typeof out !== 'object' || Array.isArray(out) || ArrayBuffer.isView(out))) {
@@ -198,6 +221,7 @@ class Rope {
   /**
    * Re-rotates already-rotated vectors (cached keys) by a position delta: x at position p becomes x at p + delta.
    * A pure rotation (no attention factor), so it composes: rerotate(apply(x, p), d) == apply(x, p + d).
+   * options.dtype as for apply (default x's own): 16-bit x is turned in float32 arithmetic and rounded once.
    */
   rerotate(x, delta, options) {
     const where = 'rope.rerotate';
@@ -213,6 +237,7 @@ class Rope {
     if (!(l === undefined || l === null || l === 'bshd' || l === 'bhsd')) checkEnum(where, 'options.layout', l, LAYOUTS);
     const bhsd = l === 'bhsd';
     const sl = seqLenArg(where, o.seqLen, st.seqLenNone);
+    const dtype = resolveDtype(where, o.dtype, x);
     const strided = (o.strides !== undefined && o.strides !== null) || (o.offset !== undefined && o.offset !== null);
     let total;
     let dims = null;
@@ -221,32 +246,23 @@ class Rope {
       total = dims[0] * dims[1] * dims[2] * D;
     } else {
       if (strided) throw typeError(where, 'options.shape must be given with options.strides or options.offset', undefined);
-      total = float32Length(heap, x, where, 'x');
+      total = dtype === 0 ? float32Length(heap, x, where, 'x') : halfLength(heap, x, dtype, where, 'x');
       if (total % D !== 0) {
         throw new RangeError(`${where}: x.length must be a multiple of headDim (${D}) when options.shape is not given, got ${total}`);
       }
     }
-    if (strided) return rerotateStrided(st, where, x, delta, o.strides, o.offset, dims, bhsd, sl);
+    if (strided) return rerotateStrided(st, where, x, delta, o.strides, o.offset, dims, bhsd, sl, dtype, deltas);
     // Dense: every head vector turns by the same angle, so the layout does not matter here.
-    const xLoc = locateFloat32(heap, x, total, where, 'x');
-    const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
-    if (deltas !== null) {
-      // the positive parts forward, the negative ones inverse: rotations of a pair commute
-      for (const [pos3, inverse] of [[deltas.map((d) => Math.max(d, 0)), false], [deltas.map((d) => Math.max(-d, 0)), true]]) {
-        if (total === 0 || (pos3[0] === 0 && pos3[1] === 0 && pos3[2] === 0)) continue;
-        const { cosPtr, sinPtr } = mropeRow(st, where, pos3, sl, 1 / st.scale);
-        const rotation = inverse ? st.rotateInverse : st.rotateForward;
-        check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
-      }
-      return returnFloat32(heap, x, xLoc, xPtr, total);
+    const xLoc = locateData(heap, x, total, dtype, where, 'x');
+    const xPtr = stageData(heap, x, xLoc, total, dtype, SLOT.X, where);
+    if (total !== 0 && (deltas !== null ? deltas[0] !== 0 || deltas[1] !== 0 || deltas[2] !== 0 : delta !== 0)) {
+      // Every head vector is a row of the (rows, 1, 1, headDim) view of x. M-RoPE: one pass, each pair by its
+      // own axis's signed delta (rope-strided.js mropeShiftTable).
+      const { cosPtr, sinPtr } = deltas !== null ? mropeShiftTable(st, where, deltas, 1, sl) : rerotateTable(st, where, delta, 1, sl);
+      const rotation = deltas === null && delta < 0 ? st.rotateInverse : st.rotateForward;
+      check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation, dtype)));
     }
-    if (delta !== 0 && total !== 0) {
-      // Every head vector is a row of the (rows, 1, 1, headDim) view of x.
-      const { cosPtr, sinPtr } = rerotateTable(st, where, delta, 1, sl);
-      const rotation = delta < 0 ? st.rotateInverse : st.rotateForward;
-      check(st, where, ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, total / D, 1, 1, st.layoutBshd, 0, rotation)));
-    }
-    return returnFloat32(heap, x, xLoc, xPtr, total);
+    return returnData(heap, x, xLoc, xPtr, total, dtype);
   }
 
   /** Releases the C object and the cached table; calling it again does nothing. Any other method then throws. */
@@ -345,9 +361,10 @@ export function rope(ctx, options) {
 
 /**
  * For the families that take a rope (pe.attention): the C object and sizes of `rope` if it is a live rope of
- * this instance; a TypeError naming `name` otherwise.
+ * this instance; a TypeError naming `name` otherwise. An M-RoPE rope only where the caller rotates by three
+ * streams itself (allowMrope: pe.attention, via attention-mrope.js).
  */
-export function ropeHandle(ctx, rope, where, name) {
+export function ropeHandle(ctx, rope, where, name, allowMrope = false) {
   const st = Rope.peek(rope);
   if (st === undefined) {
     throw typeError(where, `${name} must be a rope made by pe.rope() or pe.ropeFromHFConfig()`, rope);
@@ -356,8 +373,9 @@ export function ropeHandle(ctx, rope, where, name) {
     throw new TypeError(`${where}: ${name} is a rope of another posenc instance (made by a different init())`);
   }
   if (st.ptr === 0) throw new TypeError(`${where}: ${name} is a rope that was freed`);
-  if (st.mrope !== null) {
-    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream, so it does not take M-RoPE ropes yet: rotate q and k with rope.apply(x, { positions }) and pass no rope`);
+  if (st.mrope !== null && !allowMrope) {
+    throw new TypeError(`${where}: ${name} is an M-RoPE rope (options.mrope); ${where} rotates by one position stream: rotate with rope.apply(x, { positions }) (three streams)`);
   }
-  return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq };
+  // mrope: the rope's state for attention-mrope.js, which rotates by three streams itself
+  return { ptr: st.ptr, headDim: st.headDim, nFreq: st.nFreq, mrope: st.mrope === null ? null : st };
 }

@@ -7,6 +7,8 @@
 //   variant 'tensor2tensor': sin | cos halves with frequencies exp(-i ln(base) / (d/2 - 1)) (fairseq, FSMT)
 //
 // Angles are formed in double and rounded to float32 once, so position 10^6 is as exact as position 10.
+// options.dtype 'float16' | 'bfloat16' (default: x's or out's own, a pe.tensor's dtype or a Float16Array's): the
+// table, or x for add, in 16-bit storage; add widens x exactly, adds in float32 and rounds once on store.
 
 import { checkInt, checkNumber, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import {
@@ -16,9 +18,11 @@ import {
   int32sLength,
   stageInt32s,
   int32RangeErrorAt,
-  locateFloat32,
-  stageFloat32,
-  returnFloat32,
+  locateData,
+  stageData,
+  returnData,
+  resolveDtype,
+  dtypeBytes,
 } from './memory.js';
 import { readLayout, limit } from './abi.js';
 
@@ -27,9 +31,9 @@ export const SINUSOIDAL_VARIANTS = Object.freeze(['paper', 'tensor2tensor']);
 
 
 const POSITION_BOUND = `an integer in [0, ${INT32_MAX}]`;
-const TABLE_KEYS = knownKeys('base', 'offset', 'pairing', 'variant', 'paddingIdx', 'out');
-const ADD_KEYS = knownKeys('shape', 'positions', 'offset', 'base', 'pairing', 'variant', 'paddingIdx');
-const CONFIG_FIELDS = ['base', 'offset', 'variant', 'use_padding_idx', 'padding_idx'];
+const TABLE_KEYS = knownKeys('base', 'offset', 'pairing', 'variant', 'paddingIdx', 'out', 'dtype');
+const ADD_KEYS = knownKeys('shape', 'positions', 'offset', 'base', 'pairing', 'variant', 'paddingIdx', 'dtype');
+const CONFIG_FIELDS = ['base', 'offset', 'variant', 'use_padding_idx', 'padding_idx', 'dtype'];
 
 /** Reads pe_sinusoidal_config's layout from the module once per instance. */
 export function readSinusoidalLayout(ctx) {
@@ -69,7 +73,7 @@ function statusError(ctx, where, status, r) {
   return ctx.statusError(where, status);
 }
 
-function writeConfig(ctx, r, offset) {
+function writeConfig(ctx, r, offset, dtype) {
   const { heap } = ctx;
   const { offsets: CFG, size } = ctx.sinusoidalLayout;
   const cfg = heap.scratch(SLOT.CONFIG, size);
@@ -80,13 +84,15 @@ function writeConfig(ctx, r, offset) {
   dv.setInt32(cfg + CFG.variant, limit(ctx.limits, r.code), true);
   dv.setInt32(cfg + CFG.use_padding_idx, r.paddingIdx === null ? 0 : 1, true);
   dv.setInt32(cfg + CFG.padding_idx, r.paddingIdx ?? 0, true);
+  dv.setInt32(cfg + CFG.dtype, dtype, true);
   return cfg;
 }
 
 /**
  * pe.sinusoidal(seqLen, dModel, options) -> Float32Array(seqLen * dModel); row r is position offset + r.
  * options.out (a Float32Array or pe.tensor of seqLen * dModel) receives the table instead of a new array and is
- * returned; a tensor is written in place by the kernel (zero-copy).
+ * returned; a tensor is written in place by the kernel (zero-copy). options.dtype 16-bit: a Uint16Array of raw
+ * bits (or out: 16-bit data of that dtype).
  */
 export function sinusoidal(ctx, seqLen, dModel, options) {
   const where = 'sinusoidal';
@@ -106,12 +112,14 @@ export function sinusoidal(ctx, seqLen, dModel, options) {
   const { heap, exports: ex } = ctx;
   // out is located before anything is allocated (an allocation may detach a view of wasm memory)
   const out = o.out ?? null;
-  const outLoc = out === null ? -1 : locateFloat32(heap, out, total, where, 'options.out', 'seqLen * dModel');
-  const cfg = writeConfig(ctx, r, offset);
-  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * 4, where, 'the table (seqLen * dModel floats)');
+  const dtype = resolveDtype(where, o.dtype, out, 'options.out');
+  const outLoc = out === null ? -1 : locateData(heap, out, total, dtype, where, 'options.out', 'seqLen * dModel');
+  const cfg = writeConfig(ctx, r, offset, dtype);
+  const ptr = outLoc !== -1 ? outLoc : heap.scratch(SLOT.RESULT, total * dtypeBytes(dtype), where, 'the table (seqLen * dModel values)');
   const status = ex.pe_sinusoidal_table(ptr, seqLen, dModel, cfg);
   if (status !== 0) throw statusError(ctx, where, status, r);
-  return out === null ? copyOut(heap, ptr, total) : returnFloat32(heap, out, outLoc, ptr, total);
+  if (out !== null) return returnData(heap, out, outLoc, ptr, total, dtype);
+  return dtype === 0 ? copyOut(heap, ptr, total) : new Uint16Array(heap.buffer, ptr, total).slice();
 }
 
 /**
@@ -150,7 +158,8 @@ export function sinusoidalAdd(ctx, x, options) {
   }
   const { heap, exports: ex } = ctx;
   // x first: a view of wasm memory must be located before any scratch allocation can detach it.
-  const xLoc = locateFloat32(heap, x, total, where, 'x');
+  const dtype = resolveDtype(where, o.dtype, x);
+  const xLoc = locateData(heap, x, total, dtype, where, 'x');
   let posPtr = 0;
   let perBatch = 0;
   let nPos = 0;
@@ -163,12 +172,12 @@ export function sinusoidalAdd(ctx, x, options) {
     posPtr = stageInt32s(heap, SLOT.POS, where, name, o.positions, nPos, 0, INT32_MAX);
     perBatch = nPos !== S ? 1 : 0;
   }
-  const xPtr = stageFloat32(heap, x, xLoc, total, SLOT.X, where);
-  const cfg = writeConfig(ctx, r, offset);
+  const xPtr = stageData(heap, x, xLoc, total, dtype, SLOT.X, where);
+  const cfg = writeConfig(ctx, r, offset, dtype);
   const status = ex.pe_sinusoidal_add(xPtr, posPtr, B, S, D, perBatch, cfg);
   if (status !== 0) {
     const e = hasPositions ? int32RangeErrorAt(heap, posPtr, nPos, where, 'options.positions', 0, INT32_MAX) : null;
     throw e ?? statusError(ctx, where, status, r);
   }
-  return returnFloat32(heap, x, xLoc, xPtr, total);
+  return returnData(heap, x, xLoc, xPtr, total, dtype);
 }

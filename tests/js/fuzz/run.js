@@ -15,6 +15,7 @@ import { hfCaseArb, hfSteps } from './hf-cases.js';
 import { slopesCaseArb, slopesSteps, biasCaseArb, biasSteps, maskCaseArb, maskSteps } from './alibi-cases.js';
 import { sinCaseArb, sinSteps, learnedCaseArb, learnedSteps } from './encoding-cases.js';
 import { attnCaseArb, attnSteps } from './attention-cases.js';
+import { mropeAttnCaseArb, mropeAttnSteps } from './mrope-attention-cases.js';
 import { tensorCaseArb, tensorSteps } from './tensor-cases.js';
 
 /** Entry points: [name, arbitrary of its specs, steps(spec, env), weight]. */
@@ -27,6 +28,7 @@ export const ENTRIES = [
   ['sinusoidal', sinCaseArb, sinSteps, 2],
   ['learned', learnedCaseArb, learnedSteps, 2],
   ['attention', attnCaseArb, attnSteps, 3],
+  ['attentionMrope', mropeAttnCaseArb, mropeAttnSteps, 1],
   ['tensor', tensorCaseArb, tensorSteps, 2],
 ];
 const STEPS = Object.fromEntries(ENTRIES.map(([name, , steps]) => [name, steps]));
