@@ -10,7 +10,7 @@
 // column pair), head-dim (default 64), view (cos | score), query-row, query-col (default 1, 2), seed (default 7).
 import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './lib/i18n.js';
-import { controls, range, select } from './lib/controls.js';
+import { controls, range, select, withValue } from './lib/controls.js';
 import { texRow } from './lib/math.js';
 import { colour } from './lib/heatmap.js';
 import { addStyle } from './lib/style.js';
@@ -98,7 +98,7 @@ class PeRope2d extends PeElement {
         range(this, { key: 'gridH', label: 'r2.gridH', min: 2, max: 8, step: 2 }),
         range(this, { key: 'gridW', label: 'r2.gridW', min: 2, max: 8, step: 2 }),
         range(this, { key: 'pair', label: 'r2.pair', min: 0, max: d / 2 - 1 }),
-        select(this, { key: 'headDim', label: 'r2.headDim', raw: true, options: [16, 32, 64].map((v) => [v, String(v)]) }),
+        select(this, { key: 'headDim', label: 'r2.headDim', raw: true, options: withValue([16, 32, 64], this.state.headDim).map((v) => [v, String(v)]) }),
         select(this, { key: 'view', label: 'r2.view', options: [['cos', 'r2.view.cos'], ['score', 'r2.view.score']] })),
       this.legend = h('p', { class: 'pe-note' }),
       this.grids = h('div', { class: 'pe-row' }),
@@ -106,7 +106,7 @@ class PeRope2d extends PeElement {
   }
 
   draw() {
-    const { headDim: d } = this.state;
+    const d = this.state.headDim - (this.state.headDim % 4); // rows and columns take half the pairs each
     // Qwen2-VL merges 2 × 2 windows: keep the grid even
     const gh = this.state.gridH + (this.state.gridH % 2), gw = this.state.gridW + (this.state.gridW % 2);
     const j = Math.min(this.state.pair, d / 2 - 1);

@@ -13,7 +13,7 @@
 // seed (default 1), max-position (the chart's range, default 256).
 import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './lib/i18n.js';
-import { controls, range, checkbox, select } from './lib/controls.js';
+import { controls, range, checkbox, select, withValue } from './lib/controls.js';
 import { chart } from './lib/chart.js';
 import { tex } from './lib/math.js';
 import { gaussian } from './lib/random.js';
@@ -123,7 +123,7 @@ class PeRotationAddition extends PeElement {
       controls(
         range(this, { key: 'm', label: 'ra.m', min: 0, max }),
         range(this, { key: 'delta', label: 'ra.delta', min: -32, max: 32 }),
-        select(this, { key: 'dim', label: 'ra.dim', raw: true, options: [8, 16, 32, 64].map((v) => [v, String(v)]) }),
+        select(this, { key: 'dim', label: 'ra.dim', raw: true, options: withValue([8, 16, 32, 64], this.state.dim).map((v) => [v, String(v)]) }),
         checkbox(this, { key: 'identity', label: 'ra.identity' })),
       h('h4', {}, this.t('ra.chart')),
       this.chartBox = h('div', { class: 'pe-ra-chart' }),
@@ -134,7 +134,8 @@ class PeRotationAddition extends PeElement {
 
   /** Every term for query positions 0..max at key positions m + delta (through pe.sinusoidal and rope.apply). */
   compute() {
-    const { dim: d, delta, identity, seed, maxPosition: max } = this.state;
+    const { dim, delta, identity, seed, maxPosition: max } = this.state;
+    const d = dim - (dim % 2); // RoPE pairs dimensions
     const x = gaussian(d, seed), x2 = gaussian(d, seed + 1);
     const eye = Float32Array.from({ length: d * d }, (_, i) => (i % (d + 1) === 0 ? 1 : 0));
     const scaleW = (w) => w.map((v) => v / Math.sqrt(d));
