@@ -54,6 +54,12 @@ export async function startNative(binary) {
     isa,
     /** A sampler for one workload command (without the iteration count). */
     sampler: (cmd) => (iters) => ask(`${cmd} ${iters}`),
+    /** 'cpu' | 'wall': the clock its samples are timed on (bench_native's `clock` command); resolves to it. */
+    clock: (name) => chain.then(async () => {
+      const reply = next();
+      child.stdin.write(`clock ${name}\n`);
+      return reply;
+    }),
     /** Seconds per first touch of a fresh 4 KiB page on this machine. */
     pageFault: (mib = 64) => ask(`pagefault ${mib}`),
     close() {

@@ -13,7 +13,8 @@
 
 import { createRequire } from 'node:module';
 import { init } from '../web/src/index.js';
-import { compare, loopAsync, fillRandom } from '../web/widgets/lib/measure.js';
+import { compare, fillRandom } from '../web/widgets/lib/measure.js';
+import { loopAsync, setClock } from './clock.mjs';
 import { ropeWorkload, ROPE_SHAPES, TABLE_POSITIONS } from './workloads.mjs';
 import { rotaryModel } from './onnx.mjs';
 
@@ -29,6 +30,7 @@ const workloads = JSON.parse(arg('workloads', '[]'));
 const rounds = Number(arg('rounds', '9'));
 const minSample = Number(arg('min-sample', '0.02'));
 const warmupMs = Number(arg('warmup-ms', '1000'));
+setClock(arg('clock', 'cpu'));
 
 const ort = require('onnxruntime-web');
 ort.env.wasm.numThreads = threads;

@@ -6,34 +6,30 @@
 // the fraction of the limit's speed posenc reaches.
 
 import { ratio, difference, formatRatio, formatTime } from '../web/widgets/lib/measure.js';
+import { evaluateTargets, ortRatio, gflops, peakGflops } from './report-targets.mjs';
+import { status as rowStatus, measured as rowMeasured, bound as rowBound } from './targets.mjs';
 
 const MiB = 2 ** 20;
 const fmtBytes = (b) => (b == null ? 'n/a' : b >= MiB ? `${(b / MiB).toFixed(b >= 10 * MiB ? 0 : 1)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
 const fmtUs = (d) => (d ? `${(d.median * 1e6).toFixed(2)} µs (${(d.lo * 1e6).toFixed(2)}–${(d.hi * 1e6).toFixed(2)})` : 'n/a');
-const cell = (r) => formatRatio(r);
+// one value (the browser's fastest-round ratios) has no quartiles to show
+const cell = (r) => (r && r.n === 1 ? formatRatio(r).replace(/ \(.*\)$/, '') : formatRatio(r));
 const timeOf = (w, id) => {
   const r = w.results?.[id];
   return r && !r.error && r.median != null ? formatTime(r.median) : 'n/a';
 };
 
-function ortRatio(results, threads, wid, op) {
-  const run = results.ort.find((o) => o.threads === threads);
-  const w = run?.workloads.find((x) => x.id === wid);
-  if (!w) return null;
-  return ratio(w.results, `ort-${op}`, 'api');
-}
-
 export function report(results) {
   const lines = [];
   const out = (s = '') => lines.push(s);
   const ws = results.workloads.filter((w) => w.results);
-  const byId = new Map(ws.map((w) => [w.id, w]));
   const m = results.machine;
 
   out('## posenc benchmark');
   out();
-  out(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node} (V8 ${m.v8}); ${m.emcc ?? 'emcc ?'}; ${m.gcc ?? 'gcc ?'}.`);
-  if (m.nativeIsa) out(`Native C contender: ${m.nativeIsa} via simd.h (gcc -O3 -march=native), SIMD against wasm SIMD128.`);
+  out(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; ${m.engine ?? `Node ${m.node} (V8 ${m.v8})`}; ${m.emcc ?? 'emcc ?'}; ${m.gcc ?? 'gcc ?'}.`);
+  const isa = m.nativeIsa ? `native C: ${m.nativeIsa} via simd.h, gcc -O3 -march=native` : `native C: not run${m.nativeNote ? ` (${m.nativeNote})` : ''}`;
+  out(`Native C contender: ${m.nativeIsa ? `${m.nativeIsa} via simd.h (gcc -O3 -march=native), SIMD against wasm SIMD128` : `not run (${m.nativeNote ?? '--no-native or no gcc'})`}.`);
   if (m.loadAverage) {
     out(`Load average (1 min) at start / end: ${m.loadAverage.start[0].toFixed(2)} / ${m.loadAverage.end[0].toFixed(2)}.`);
   }
@@ -41,34 +37,52 @@ export function report(results) {
     out(`First touch of a fresh 4 KiB page: ${(m.pageFaultSeconds * 1e6).toFixed(1)} µs${m.mallocTuning ? '; malloc set to reuse freed memory instead of fresh pages (see docs/performance.md)' : '; malloc as is'}.`);
   }
   out(`Command: \`${results.command}\` — ${results.settings.rounds} interleaved rounds (large RoPE and attention prefill: fewer, see results.json), batches of ≥ ${results.settings.minSample * 1e3} ms; ${results.seconds ? `${results.seconds.toFixed(0)} s` : ''}.`);
-  out('Cells: time(contender) / time(posenc), median of per-round ratios (quartiles): > 1 means posenc is faster.');
+  out(`Clock: ${results.settings.clock === 'cpu' ? "min(this process's CPU time, wall time) per sample (other processes' load and this process's background threads each lengthen only one of them; native C: its CPU time)" : 'wall clock (performance.now(); native C: CLOCK_MONOTONIC)'}.`);
+  out(results.settings.statistic === 'fastest'
+    ? "Cells: time(contender) / time(posenc), each contender's fastest round (wall clock: other load only adds time; no quartiles): > 1 means posenc is faster."
+    : 'Cells: time(contender) / time(posenc), median of per-round ratios (quartiles): > 1 means posenc is faster.');
   out();
 
   // ---- RoPE ------------------------------------------------------------------------------------------------
   const rope = ws.filter((w) => w.group === 'rope');
   if (rope.length) {
     const ortThreads = results.ort.map((o) => o.threads);
-    out('### RoPE apply, q and k in place (posenc = SIMD build through the public API, pe.tensor inputs)');
+    out(`### RoPE apply, q and k in place (posenc = SIMD build, public API: rope.apply(q, { k }), pe.tensor inputs; ${isa})`);
     out();
-    const head = ['workload', 'posenc', 'vs limit (in-place)', 'vs memcpy', 'vs plain JS', 'vs posenc scalar', 'vs native C'];
+    out('limit: rotation = the hand-written SIMD128 rotation (bench/wasm/rotation.c: unrolled head rows, q and k sharing cos/sin loads, table made once); limit: in-place = an unrolled SIMD128 `x *= s` pass over the same bytes (read + write once), not reachable by a rotation in cache (4 multiplies per 8 floats against 1). "new position" = the same call with a position not seen before (no cached table); "interleaved" = an interleaved rope on the same tensors in the same rounds.');
+    out();
+    const head = ['workload', 'posenc', 'vs limit: rotation', 'vs limit: in-place', 'vs memcpy', 'new position / cached', 'interleaved / half', 'vs plain JS', 'vs posenc scalar', 'vs native C'];
     for (const t of ortThreads) head.push(`vs ORT com.microsoft (${t}t)`, `vs ORT ONNX-23 (${t}t)`);
     out(`| ${head.join(' | ')} |`);
     out(`|${head.map(() => '---').join('|')}|`);
     for (const w of rope) {
-      const row = [w.label.replace(/^RoPE /, ''), timeOf(w, 'api'), cell(ratio(w.results, 'limit', 'api')), cell(ratio(w.results, 'memcpy', 'api')),
+      const row = [w.label.replace(/^RoPE /, ''), timeOf(w, 'api'), cell(ratio(w.results, 'rotation', 'api')), cell(ratio(w.results, 'limit', 'api')),
+        cell(ratio(w.results, 'memcpy', 'api')), w.params.size === 'decode' ? cell(ratio(w.results, 'api-new', 'api')) : '—',
+        w.params.pairing === 'half' ? cell(ratio(w.results, 'api-other', 'api')) : '—',
         cell(ratio(w.results, 'js', 'api')), cell(ratio(w.results, 'scalar', 'api')), cell(ratio(w.results, 'native', 'api'))];
       for (const t of ortThreads) row.push(cell(ortRatio(results, t, w.id, 'contrib')), cell(ortRatio(results, t, w.id, 'onnx')));
       out(`| ${row.join(' | ')} |`);
     }
     out();
-    out('RoPE, where the time goes (same rounds as above):');
+    out(`RoPE, where the time goes (same rounds as above; ${isa}):`);
     out();
-    out('| workload | API − raw exports, q+k | API with Float32Array copies (× slower) | raw: table + apply vs apply only (×) | one table for q and k vs two (×) | raw apply only vs limit | native apply only vs wasm apply only |');
+    out('| workload | API − raw apply only (q+k) | raw: table + apply vs apply only (×) | raw apply only vs limit: rotation | limit: rotation vs limit: in-place | API with Float32Array copies (× slower) | native apply only vs wasm apply only |');
     out('|---|---|---|---|---|---|---|');
     for (const w of rope) {
       // API − raw is a fixed per-call cost: visible at decode, lost in the noise of millisecond calls
-      const over = w.params.size === 'decode' ? fmtUs(difference(w.results, 'api', 'raw')) : '(in the noise)';
-      out(`| ${w.label.replace(/^RoPE /, '')} | ${over} | ${cell(ratio(w.results, 'api-copy', 'api'))} | ${cell(ratio(w.results, 'raw', 'raw-apply'))} | ${cell(ratio(w.results, 'raw', 'raw-table1'))} | ${cell(ratio(w.results, 'limit', 'raw-apply'))} | ${cell(ratio(w.results, 'native-apply', 'raw-apply'))} |`);
+      const over = w.params.size === 'decode' ? fmtUs(difference(w.results, 'api', 'raw-apply')) : '(in the noise)';
+      out(`| ${w.label.replace(/^RoPE /, '')} | ${over} | ${cell(ratio(w.results, 'raw', 'raw-apply'))} | ${cell(ratio(w.results, 'rotation', 'raw-apply'))} | ${cell(ratio(w.results, 'limit', 'rotation'))} | ${cell(ratio(w.results, 'api-copy', 'api'))} | ${cell(ratio(w.results, 'native-apply', 'raw-apply'))} |`);
+    }
+    out();
+  }
+
+  if (results.code) {
+    out('V8 (TurboFan) code of the innermost loop that rotates (bench/v8-code.mjs; x86-64 instructions; per 8 floats = instructions / (multiplies / 4)):');
+    out();
+    out('| function | instructions | per 8 floats of one tensor | mulps | add/sub | loads | stores | shuffles | lea | stack refs | branches |');
+    out('|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const [fn, c] of Object.entries(results.code)) {
+      out(c ? `| ${fn} | ${c.instructions} | ${c.perEightFloats} | ${c.mul} | ${c.addsub} | ${c.load} | ${c.store} | ${c.shuffle} | ${c.lea} | ${c.stack} | ${c.branch} |` : `| ${fn} | no loop with multiplies in this function (the kernel is not inlined into it) | | | | | | | | | |`);
     }
     out();
   }
@@ -76,7 +90,7 @@ export function report(results) {
   // ---- cos/sin -----------------------------------------------------------------------------------------------
   const cs = ws.filter((w) => w.group === 'cossin');
   if (cs.length) {
-    out('### cos/sin tables (head_dim 128: 64 frequencies; angles in double)');
+    out(`### cos/sin tables (head_dim 128: 64 frequencies; angles in double; ${isa})`);
     out();
     out('| workload | posenc raw | posenc API | vs posenc scalar | vs plain JS | vs native C | max error vs double | one position vs the decode rotation of q and k |');
     out('|---|---|---|---|---|---|---|---|');
@@ -90,7 +104,7 @@ export function report(results) {
   // ---- tables ------------------------------------------------------------------------------------------------
   const tb = ws.filter((w) => w.group === 'table');
   if (tb.length) {
-    out('### Sinusoidal and ALiBi tables (posenc = SIMD build, raw exports; API where it exists)');
+    out(`### Sinusoidal and ALiBi tables (posenc = SIMD build, raw exports; API where it exists; ${isa})`);
     out();
     out('| workload | posenc | posenc API | vs limit (write-only fill) | vs posenc scalar | vs plain JS | vs native C |');
     out('|---|---|---|---|---|---|---|');
@@ -103,14 +117,17 @@ export function report(results) {
   // ---- attention ---------------------------------------------------------------------------------------------
   const at = ws.filter((w) => w.group === 'attention');
   if (at.length) {
-    out('### Attention, bhsd, causal (posenc = fused pe_attention, SIMD build)');
+    const peak = peakGflops(results);
+    out(`### Attention, bhsd, causal (posenc = fused pe_attention, SIMD build; ${isa})`);
     out();
-    out('| workload | posenc fused | GFLOP/s | vs unfused | vs posenc scalar | vs plain JS | vs native C (native GFLOP/s) | vs limit (read K, V once) | extra memory fused / unfused | peak wasm memory fused / unfused |');
-    out('|---|---|---|---|---|---|---|---|---|---|');
+    out(`Register-only peak of this engine (bench/wasm/limit.c limit_peak: 12 chains of f32x4 multiply + add, no memory): ${peak ? `${peak.toFixed(1)} GFLOP/s` : 'not measured'}.`);
+    out();
+    out('| workload | posenc fused | GFLOP/s | of the register-only peak | vs unfused | vs posenc scalar | vs plain JS | vs native C (native GFLOP/s) | vs limit (read K, V once) | extra memory fused / unfused | peak wasm memory fused / unfused |');
+    out('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const w of at) {
       const gf = (id) => (w.results[id]?.median ? (w.params.flops / w.results[id].median / 1e9).toFixed(1) : 'n/a');
       const mem = w.memory ?? {};
-      out(`| ${w.label} | ${timeOf(w, 'raw')} | ${gf('raw')} | ${cell(ratio(w.results, 'unfused', 'raw'))} | ${cell(ratio(w.results, 'scalar', 'raw'))} | ${cell(ratio(w.results, 'js', 'raw'))} | ${cell(ratio(w.results, 'native', 'raw'))} (${gf('native')}) | ${w.params.kind === 'decode' ? cell(ratio(w.results, 'limit', 'raw')) : '—'} | ${fmtBytes(w.extraBytes?.raw)} / ${fmtBytes(w.extraBytes?.unfused)} | ${fmtBytes(mem.raw?.bytes)} / ${fmtBytes(mem.unfused?.bytes)} |`);
+      out(`| ${w.label} | ${timeOf(w, 'raw')} | ${gf('raw')} | ${peak ? `${((100 * gflops(w, 'raw')) / peak).toFixed(0)} %` : 'n/a'} | ${cell(ratio(w.results, 'unfused', 'raw'))} | ${cell(ratio(w.results, 'scalar', 'raw'))} | ${cell(ratio(w.results, 'js', 'raw'))} | ${cell(ratio(w.results, 'native', 'raw'))} (${gf('native')}) | ${w.params.kind === 'decode' ? cell(ratio(w.results, 'limit', 'raw')) : '—'} | ${fmtBytes(w.extraBytes?.raw)} / ${fmtBytes(w.extraBytes?.unfused)} | ${fmtBytes(mem.raw?.bytes)} / ${fmtBytes(mem.unfused?.bytes)} |`);
     }
     out();
     out('GFLOP/s counts 4·head_dim flops per visible (query, key) pair (QKᵀ and PV), so causal work is not double counted.');
@@ -125,96 +142,25 @@ export function report(results) {
   for (const [k, v] of Object.entries(results.sizes ?? {})) out(`| ${k} | ${fmtBytes(v.raw)} | ${fmtBytes(v.gzip)} |`);
   out();
 
+  // ---- the bench modules ---------------------------------------------------------------------------------------
+  if (results.extra?.length) {
+    out('### 16-bit storage, strided views, padded batches, M-RoPE (bench/f16.mjs, strided.mjs, attention-batch.mjs, mrope.mjs)');
+    out();
+    out('| line | ratio (quartiles) | target | status | how |');
+    out('|---|---|---|---|---|');
+    for (const x of results.extra) for (const r of x.rows) out(`| ${r.name} | ${rowMeasured(r)} | ${rowBound(r)} | ${rowStatus(r)} | ${r.note ?? ''} |`);
+    out();
+  }
+
   // ---- targets -----------------------------------------------------------------------------------------------
-  const targets = evaluateTargets(results, byId);
+  const targets = evaluateTargets(results);
   out('### Targets');
   out();
-  out('| target | measured (worst case) | status |');
-  out('|---|---|---|');
-  for (const t of targets) out(`| ${t.target} | ${t.measured} | ${t.status} |`);
+  out(`Each target over every workload it names (values per workload; met only when all are). ${isa}.`);
+  out();
+  out('| issue | target | measured | status |');
+  out('|---|---|---|---|');
+  for (const t of targets) out(`| ${t.issue} | ${t.target} | ${t.measured}${t.note && t.status !== 'met' ? ` — ${t.note}` : ''} | ${t.status} |`);
   out();
   return { markdown: `${lines.join('\n')}\n`, targets };
-}
-
-/** Each target: the worst case across the workloads it covers. */
-function evaluateTargets(results, byId) {
-  const T = [];
-  const variants = (size) => [...byId.values()].filter((w) => w.group === 'rope' && w.params.size === size);
-  const worst = (list, f, dir) => {
-    // dir 'min': the smallest value is the worst; 'max': the largest
-    let best = null;
-    for (const w of list) {
-      const v = f(w);
-      if (!v) continue;
-      if (!best || (dir === 'min' ? v.median < best.v.median : v.median > best.v.median)) best = { w, v };
-    }
-    return best;
-  };
-  const short = (w) => `${w.params.pairing}/${w.params.layout}`;
-  const add = (target, list, f, dir, bound, fmt = (v) => `${v.median.toFixed(2)}×`) => {
-    const r = worst(list, f, dir);
-    if (!r) {
-      T.push({ target, measured: 'not measured', status: 'n/a' });
-      return;
-    }
-    const ok = dir === 'min' ? r.v.median >= bound : r.v.median <= bound;
-    const by = dir === 'min' ? r.v.median / bound : bound / r.v.median;
-    T.push({
-      target,
-      measured: `${fmt(r.v)} (${r.w.group === 'rope' ? short(r.w) : r.w.label})`,
-      status: ok ? 'met' : `missed (${(by * 100).toFixed(0)}% of target)`,
-      value: r.v.median,
-      bound,
-    });
-  };
-  const ortWorst = (size, threads) => (w) => {
-    const a = ortRatio(results, threads, w.id, 'contrib');
-    const b = ortRatio(results, threads, w.id, 'onnx');
-    if (!a) return b;
-    if (!b) return a;
-    return a.median < b.median ? a : b;
-  };
-  for (const [size, lim, js, ort, nat] of [
-    ['prefill', 0.9, 10, 15, 0.6],
-    ['large', 0.9, null, 10, 0.7],
-    ['decode', null, 7, 30, null],
-  ]) {
-    const list = variants(size);
-    if (lim) add(`RoPE ${size}: ≥ ${lim}× the in-place limit`, list, (w) => ratio(w.results, 'limit', 'api'), 'min', lim);
-    if (js) add(`RoPE ${size}: ≥ ${js}× plain JS`, list, (w) => ratio(w.results, 'js', 'api'), 'min', js);
-    if (ort) add(`RoPE ${size}: ≥ ${ort}× onnxruntime-web end to end (1 thread)`, list, ortWorst(size, 1), 'min', ort);
-    if (nat) add(`RoPE ${size}: ≥ ${nat}× native`, list, (w) => ratio(w.results, 'native', 'api'), 'min', nat);
-  }
-  add('RoPE decode: public API with pe.tensor within 0.5 µs of the raw kernel call (q and k)', variants('decode'),
-    (w) => difference(w.results, 'api', 'raw'), 'max', 0.5e-6, (v) => `${(v.median * 1e6).toFixed(2)} µs`);
-  const step = byId.get('cossin/step');
-  add('One new decode position\'s cos/sin ≤ the decode apply (q and k)', step ? [step] : [],
-    (w) => ratio(w.results, 'raw', 'decode-apply'), 'max', 1, (v) => `${v.median.toFixed(2)}× the apply`);
-  const attn = [...byId.values()].filter((w) => w.group === 'attention');
-  add('Attention: fused faster than unfused', attn, (w) => ratio(w.results, 'unfused', 'raw'), 'min', 1);
-  add('Attention: SIMD ≥ 3× scalar', attn, (w) => ratio(w.results, 'scalar', 'raw'), 'min', 3);
-  add('Attention: ≥ 0.4× native GFLOP/s', attn, (w) => ratio(w.results, 'native', 'raw'), 'min', 0.4);
-  // memory: the fused kernel's extra memory has no (q_len x k_len) term
-  {
-    const rows = attn.filter((w) => w.extraBytes);
-    if (rows.length) {
-      let ok = true;
-      const parts = [];
-      for (const w of rows) {
-        const p = w.params;
-        const linear = 4 * ((p.Sq + p.Sk) * p.H * p.D * p.B + (p.Sq + p.Sk) * p.D);
-        if (!(w.extraBytes.raw <= linear)) ok = false;
-        parts.push(`${w.id.replace('attention/', '')}: ${fmtBytes(w.extraBytes.raw)} vs ${fmtBytes(w.extraBytes.unfused)}`);
-      }
-      T.push({ target: 'Attention: memory O(seq) without weights (extra memory, fused vs unfused)', measured: parts.join('; '), status: ok ? 'met' : 'missed' });
-    }
-  }
-  const s = results.sizes?.['dist/posenc.simd.wasm'];
-  const j = results.sizes?.['web/src/*.js (wrapper, without the inlined wasm)'];
-  T.push({
-    target: 'Sizes of posenc.simd.wasm and the JS wrapper, raw and gzip',
-    measured: s && j ? `wasm ${fmtBytes(s.raw)} (${fmtBytes(s.gzip)} gz), JS ${fmtBytes(j.raw)} (${fmtBytes(j.gzip)} gz)` : 'n/a',
-    status: 'reported',
-  });
-  return T;
 }

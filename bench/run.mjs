@@ -4,9 +4,9 @@
 //
 //   node bench/run.mjs                 everything (a few minutes on 2 cores)
 //   node bench/run.mjs --quick         a small subset with few rounds (~30 s): a smoke test of the harness
-//   options: --rounds N  --min-sample SECONDS  --only PREFIX[,PREFIX]  --no-ort  --no-native  --out FILE
+//   options: --rounds N  --min-sample SECONDS  --only PREFIX[,PREFIX]  --no-ort  --ort-threads 1[,2]  --no-native  --out FILE
 //            --strict (exit 1 on any problem: a failed contender, an output off its reference; --quick implies it)
-//            --no-malloc-tuning
+//            --no-malloc-tuning  --clock cpu|wall (default cpu: samples in this process's CPU time, see clock.mjs)
 //
 // Set-up it does itself: `bash build.sh wasm` (posenc's wasm, idempotent), `npm ci --prefix bench` when
 // bench/node_modules is missing (onnxruntime-web, pinned in bench/package-lock.json), `bash bench/build.sh`
@@ -20,8 +20,10 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { machine, sizes } from './machine.mjs';
+import { setClock } from './clock.mjs';
+import { plan, runPlan, runModules, PAIRINGS, LAYOUTS, PEAK_FLOPS } from './runner.mjs';
 
 // glibc malloc serves every large block (above its mmap threshold) with fresh pages from the kernel and gives
 // them back on free; each first touch of such a page is a page fault. On this kind of VM a fault costs ~30 µs
@@ -51,6 +53,8 @@ const opt = (name, dflt) => {
 };
 
 const quick = flag('quick');
+// samples on this process's CPU time by default (bench/clock.mjs): a shared machine's other load does not count
+const CLOCK = setClock(opt('clock', 'cpu'));
 const ROUNDS = Number(opt('rounds', quick ? 3 : 11));
 const MIN_SAMPLE = Number(opt('min-sample', quick ? 0.005 : 0.01));
 const ONLY = opt('only', '')
@@ -67,7 +71,7 @@ const log = (...a) => process.stderr.write(`${a.join(' ')}\n`);
 // -------------------------------------------------------------------------------------------------------------
 function sh(cmd, args, what) {
   try {
-    execFileSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    execFileSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 2, 2] }); // build logs to stderr: stdout is the report
     return true;
   } catch (e) {
     log(`bench: ${what} failed (${e.status ?? e.message})`);
@@ -87,108 +91,20 @@ function setup() {
   sh('bash', ['bench/build.sh'], 'bash bench/build.sh');
 }
 
-// -------------------------------------------------------------------------------------------------------------
-// Environment
-// -------------------------------------------------------------------------------------------------------------
-function version(cmd, args) {
-  try {
-    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0].trim();
-  } catch {
-    return null;
-  }
-}
-
-function machine() {
-  const cpus = os.cpus();
-  return {
-    cpu: cpus[0]?.model ?? 'unknown',
-    cores: cpus.length,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    os: `${os.type()} ${os.release()}`,
-    node: process.version,
-    v8: process.versions.v8,
-    emcc: version('emcc', ['--version']),
-    gcc: version('gcc', ['--version']),
-    date: new Date().toISOString(),
-  };
-}
-
-function sizes() {
-  const gz = (buf) => zlib.gzipSync(buf, { level: 9 }).length;
-  const out = {};
-  const file = (rel) => {
-    const p = path.join(ROOT, rel);
-    return fs.existsSync(p) ? fs.readFileSync(p) : null;
-  };
-  for (const rel of ['dist/posenc.simd.wasm', 'dist/posenc.wasm']) {
-    const b = file(rel);
-    if (b) out[rel] = { raw: b.length, gzip: gz(b) };
-  }
-  // the JS wrapper: every module of web/src except the generated inline wasm (what a bundler includes
-  // next to the .wasm files with the 'posenc/url' entry)
-  const srcDir = path.join(ROOT, 'web/src');
-  const js = fs
-    .readdirSync(srcDir)
-    .filter((f) => f.endsWith('.js') && !f.startsWith('wasm-inline') && f !== 'url.js' && !f.endsWith('.test.js'))
-    .sort();
-  const all = Buffer.concat(js.map((f) => fs.readFileSync(path.join(srcDir, f))));
-  out['web/src/*.js (wrapper, without the inlined wasm)'] = { raw: all.length, gzip: gz(all), files: js };
-  const inline = file('web/src/wasm-inline.js');
-  if (inline) {
-    const both = Buffer.concat([all, inline]);
-    out['web/src/*.js + wasm-inline.js (default entry, both builds inlined)'] = { raw: both.length, gzip: gz(both) };
-  }
-  return out;
-}
-
-// -------------------------------------------------------------------------------------------------------------
-// Workload plan
-// -------------------------------------------------------------------------------------------------------------
-const PAIRINGS = ['half', 'interleaved'];
-const LAYOUTS = ['bshd', 'bhsd'];
-
-function plan() {
-  const p = [];
-  const sizes = quick ? ['decode', 'prefill'] : ['decode', 'prefill', 'large'];
-  for (const size of sizes) {
-    for (const pairing of quick ? ['half'] : PAIRINGS) {
-      for (const layout of quick ? ['bshd'] : LAYOUTS) p.push({ kind: 'rope', size, pairing, layout });
-    }
-  }
-  p.push({ kind: 'cossin', count: 1, pos0: 4095 });
-  if (!quick) {
-    p.push({ kind: 'cossin', count: 4096, pos0: 0 });
-    p.push({ kind: 'sinusoidal' });
-    p.push({ kind: 'alibi' });
-  }
-  for (const kind of quick ? ['decode'] : ['prefill', 'decode']) {
-    for (const pos of quick ? ['alibi'] : ['alibi', 'rope']) p.push({ kind: 'attention', attn: kind, pos });
-  }
-  return p;
-}
-
-const idOf = (w) =>
-  w.kind === 'rope'
-    ? `rope/${w.size}/${w.pairing}/${w.layout}`
-    : w.kind === 'cossin'
-      ? w.count === 1
-        ? 'cossin/step'
-        : `cossin/${w.count}x64`
-      : w.kind === 'attention'
-        ? `attention/${w.attn}/${w.pos}`
-        : w.kind;
 const selected = (id) => ONLY.length === 0 || ONLY.some((o) => id.startsWith(o));
 
-// onnxruntime-web runs: [threads, [rope workload specs]]
+// onnxruntime-web runs: [threads, [rope workload specs]]; 1 thread on every RoPE workload (the target's
+// terms), more threads only when asked (--ort-threads 1,2)
+const ORT_THREADS = opt('ort-threads', '1').split(',').map(Number).filter((t) => t >= 1);
 function ortPlan() {
   if (flag('no-ort')) return [];
   if (quick) return [[1, [{ size: 'decode', pairing: 'half', layout: 'bshd' }]]];
-  const all = (size) => PAIRINGS.flatMap((pairing) => LAYOUTS.map((layout) => ({ size, pairing, layout })));
-  const one = (size) => [{ size, pairing: 'half', layout: 'bshd' }];
-  return [
-    [1, [...all('decode'), ...all('prefill'), ...one('large')]],
-    [2, [...one('decode'), ...one('prefill'), ...one('large')]],
-  ];
+  const all = PAIRINGS.flatMap((pairing) => LAYOUTS.map((layout) => ({ pairing, layout })));
+  // large: one pairing per layout (one onnxruntime run of [4,2048,32,128] q and k is ~0.3 s on a quiet machine)
+  const every = [...['decode', 'prefill'].flatMap((size) => all.map((v) => ({ size, ...v }))),
+    ...LAYOUTS.map((layout) => ({ size: 'large', pairing: 'half', layout }))];
+  const one = ['decode', 'prefill', 'large'].map((size) => ({ size, pairing: 'half', layout: 'bshd' }));
+  return ORT_THREADS.map((t) => [t, t === 1 ? every : one]);
 }
 
 // -------------------------------------------------------------------------------------------------------------
@@ -200,7 +116,7 @@ async function runOrt(threads, specs, rounds, minSample) {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--warmup-ms', quick ? '200' : '1000', '--workloads', JSON.stringify(wanted)],
+      [path.join(BENCH, 'ort.mjs'), '--threads', String(threads), '--rounds', String(rounds), '--min-sample', String(minSample), '--warmup-ms', quick ? '200' : '600', '--clock', CLOCK, '--workloads', JSON.stringify(wanted)],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -222,8 +138,6 @@ async function main() {
   setup();
   const load0 = os.loadavg();
 
-  const W = await import('./workloads.mjs');
-  const core = await import('../web/widgets/lib/measure.js');
   const { instantiateRaw, decodeBase64 } = await import('./raw.mjs');
   const { init } = await import(pathToFileURL(path.join(ROOT, 'web/src/index.js')).href);
   const inline = await import(pathToFileURL(path.join(ROOT, 'web/src/wasm-inline.js')).href);
@@ -244,79 +158,42 @@ async function main() {
   if (!flag('no-native') && fs.existsSync(path.join(BENCH, 'build/bench_native'))) {
     const { startNative } = await import('./native.mjs');
     native = await startNative(path.join(BENCH, 'build/bench_native'));
+    const nativeClock = await native.clock(CLOCK);
+    if (nativeClock !== CLOCK) throw new Error(`bench_native timed on ${nativeClock}, not ${CLOCK}`);
     log(`bench: native: ${native.isa} via simd.h (gcc -O3 -march=native)`);
   }
   const env = { pe, peScalar, raw, rawScalar, limit, unfused, native: native ? native.sampler : null };
   const pageFault = native ? await native.pageFault().catch(() => null) : null;
-  const hasAttention = typeof raw.exports.pe_attention === 'function';
 
   const results = {
     machine: machine(),
     command: `node bench/run.mjs ${argv.join(' ')}`.trim(),
-    settings: { rounds: ROUNDS, minSample: MIN_SAMPLE, quick },
+    settings: { rounds: ROUNDS, minSample: MIN_SAMPLE, quick, clock: CLOCK },
     contenders: {},
     workloads: [],
     ort: [],
     memory: {},
-    sizes: sizes(),
+    sizes: sizes(ROOT),
   };
 
-  for (const spec of plan()) {
-    const id = idOf(spec);
-    if (!selected(id)) continue;
-    if (spec.kind === 'attention' && !hasAttention) {
-      results.workloads.push({ id, skipped: 'pe_attention is not exported by this build' });
-      continue;
-    }
-    let w;
-    try {
-      if (spec.kind === 'rope') {
-        w = W.ropeWorkload(env, spec);
-      } else if (spec.kind === 'cossin') {
-        w = W.cosSinWorkload(env, spec);
-      } else if (spec.kind === 'sinusoidal') {
-        w = W.sinusoidalWorkload(env);
-      } else if (spec.kind === 'alibi') {
-        w = W.alibiWorkload(env);
-      } else {
-        w = W.attentionWorkload(env, { kind: spec.attn, pos: spec.pos });
-      }
-    } catch (e) {
-      log(`bench: ${id}: set-up failed: ${e.message}`);
-      results.workloads.push({ id, error: e.message });
-      continue;
-    }
-    const check = w.check();
-    const ts = Date.now();
-    // the long workloads (large RoPE: ~0.5 s per round; attention prefill: ~0.3 s) get fewer rounds
-    const long = (spec.kind === 'rope' && spec.size === 'large') || (spec.kind === 'attention' && spec.attn === 'prefill');
-    const rounds = long && !quick ? Math.max(5, Math.round(ROUNDS * 0.65)) : ROUNDS;
-    const res = await core.compare(w.contenders, { rounds, minSample: MIN_SAMPLE });
-    w.dispose();
-    for (const c of w.contenders) results.contenders[c.id] ??= c.label;
-    const slim = {};
-    for (const [cid, r] of Object.entries(res.results)) {
-      slim[cid] = r.error ? { error: r.error } : { iters: r.iters, median: r.median, lo: r.lo, hi: r.hi, times: r.times };
-    }
-    const entry = { id: w.id, group: w.group, label: w.label, params: w.params, rounds, check, results: slim, seconds: (Date.now() - ts) / 1e3 };
-    if (w.extraBytes) entry.extraBytes = w.extraBytes;
-    if (spec.kind === 'attention') {
-      entry.memory = await W.attentionMemory(instantiateRaw, { raw: simdModule, unfused: unfusedModule }, { kind: spec.attn, pos: spec.pos });
-    }
-    results.workloads.push(entry);
-    const head = res.results.api && !res.results.api.error ? 'api' : 'raw';
-    log(`bench: ${w.id.padEnd(34)} ${core.formatTime(res.results[head]?.median).padStart(9)} (${head})  ${entry.seconds.toFixed(1)} s`);
-  }
+  const runOpts = { quick, rounds: ROUNDS, minSample: MIN_SAMPLE, selected, log, instantiateRaw, modules: { raw: simdModule, unfused: unfusedModule } };
+  results.workloads = await runPlan(env, plan(quick), results.contenders, runOpts);
   if (native) native.close();
 
-  for (const [threads, specs] of ortPlan()) {
+  const ortInstalled = fs.existsSync(path.join(BENCH, 'node_modules/onnxruntime-web'));
+  if (flag('no-ort')) results.ortMissing = '--no-ort';
+  else if (!ortInstalled) results.ortMissing = 'onnxruntime-web is not installed (npm ci --prefix bench failed: no registry?)';
+  for (const [threads, specs] of ortInstalled ? ortPlan() : []) {
     const ts = Date.now();
-    const r = await runOrt(threads, specs, quick ? 3 : Math.max(5, Math.round(ROUNDS * 0.6)), MIN_SAMPLE);
+    const r = await runOrt(threads, specs, quick ? 3 : 5, MIN_SAMPLE);
     if (r) {
       results.ort.push(r);
       log(`bench: onnxruntime-web, ${threads} thread(s): ${r.workloads.length} workloads, ${((Date.now() - ts) / 1e3).toFixed(1)} s`);
     }
   }
+
+  // the modules with their own targets (f16, strided, padded-batch attention, M-RoPE)
+  results.extra = await runModules(pe, raw, runOpts);
 
   // Problems: a contender that failed, an output that disagrees with its reference, an onnxruntime run that
   // gave nothing. --quick and --strict exit non-zero on any (the harness's smoke test).
@@ -326,6 +203,7 @@ async function main() {
     for (const [cid, r] of Object.entries(w.results ?? {})) if (r.error) problems.push(`${w.id} ${cid}: ${r.error}`);
     for (const [cid, d] of Object.entries(w.check ?? {})) if (!(d <= CHECK_TOLERANCE)) problems.push(`${w.id} ${cid}: output differs by ${d}`);
   }
+  for (const x of results.extra) for (const r of x.rows) if (r.ratio == null) problems.push(`bench/${x.module}.mjs: ${r.name}: ${r.note}`);
   for (const o of results.ort) {
     if (o.error) problems.push(`onnxruntime-web ${o.threads} thread(s): ${o.error}`);
     for (const w of o.workloads ?? []) {
@@ -334,11 +212,28 @@ async function main() {
     }
   }
   results.problems = problems;
+  results.peakFlops = PEAK_FLOPS;
   results.machine.loadAverage = { start: load0, end: os.loadavg() };
   results.machine.pageFaultSeconds = pageFault;
   if (native) results.machine.nativeIsa = native.isa;
   results.machine.mallocTuning = process.env.POSENC_BENCH_MALLOC === '1' ? MALLOC_ENV : null;
   results.seconds = (Date.now() - t0) / 1e3;
+  // V8's code for the rotation loops (evidence for the limit: rotation notes); skipped when it fails
+  if (!quick) {
+    try {
+      const { rotationLoops, exportIndices } = await import('./v8-code.mjs');
+      const loops = (file, names) => {
+        const { exports, imported } = exportIndices(fs.readFileSync(file));
+        const idx = names.map((n) => exports[n] + imported);
+        const got = rotationLoops(file, idx);
+        return Object.fromEntries(names.map((n, i) => [n, got[`wasm-function[${idx[i]}]`] ?? null]));
+      };
+      results.code = { ...loops(path.join(ROOT, 'dist/posenc.simd.wasm'), ['pe_rope_apply']) };
+      if (limitBytes) Object.assign(results.code, loops(path.join(BENCH, 'build/limit.wasm'), ['rot_half_bshd', 'rot_half_bhsd', 'rot_il_bshd', 'rot_il_bhsd']));
+    } catch (e) {
+      log(`bench: v8-code: ${e.message}`);
+    }
+  }
   const { report } = await import('./report.mjs');
   const { markdown, targets } = report(results);
   results.targets = targets;

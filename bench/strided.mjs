@@ -1,45 +1,31 @@
 // strided.mjs — rope.apply on strided views against the same work on dense tensors (issue 11: "strided vs
 // dense apply, within 1.1x"). Every contender is posenc SIMD through the public API with pe.tensor inputs
 // (zero-copy), q and k rotated in one call from one table, positions fixed so the table is cached (the
-// rotation is what is compared).
-//   node bench/strided.mjs [--rounds N]
-// Prints one line per workload: dense and strided time per call (median of rounds) and strided / dense.
+// rotation is what is compared). Part of `npm run bench` (measure(), the interface in targets.mjs).
+//   node bench/strided.mjs [--quick] [--rounds N]
 // The same kernel rotates the same bytes either way; a per-token fused buffer interleaves the untouched v
 // (and, for the q pass, k) between the tokens' q blocks, so the memory system streams it less well.
-import { init } from '../web/src/index.js';
-import { loop, fillRandom } from '../web/widgets/lib/measure.js';
+import { compare, fillRandom } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
+import { rowFrom, standalone } from './targets.mjs';
 
-const argv = process.argv.slice(2);
-const ROUNDS = Number(argv[argv.indexOf('--rounds') + 1]) || 15;
-
-const pe = await init({ simd: true });
-
-const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+let pe;
+let ROUNDS = 15;
+let MIN_SAMPLE = 0.02;
 
 /**
- * Dense and strided samplers measured in alternating rounds of about 20 ms each (a shared machine's load
- * drifts; alternating puts both under the same drift): the median seconds per call of each and the median of
- * the per-round ratios.
+ * Dense and strided samplers side by side in interleaved rounds (compare(): calibrated batches, the order
+ * rotating each round, so both see the same drift of a shared machine): the per-round ratio strided / dense.
  */
-function measure(dense, strided) {
-  dense(3);
-  strided(3);
-  let iters = 1;
-  while (dense(iters) * iters < 0.02) iters *= 2;
-  const d = [];
-  const s = [];
-  const ratio = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const a = dense(iters);
-    const b = strided(iters);
-    d.push(a);
-    s.push(b);
-    ratio.push(b / a);
-  }
-  return { dense: median(d), strided: median(s), ratio: median(ratio) };
+async function measurePair(dense, strided) {
+  const { results } = await compare([
+    { id: 'dense', sample: dense },
+    { id: 'strided', sample: strided },
+  ], { rounds: ROUNDS, minSample: MIN_SAMPLE });
+  return rowFrom(results, 'strided', 'dense', {});
 }
 
-function fused({ name, B, S, H, KV, D }) {
+async function fused({ name, B, S, H, KV, D }) {
   const W = (H + 2 * KV) * D; // per-token q | k | v (Llama / Phi-3 fused projection output)
   const rope = pe.rope({ headDim: D });
   const positions = Int32Array.from({ length: S }, (_, s) => 4096 + s);
@@ -50,13 +36,13 @@ function fused({ name, B, S, H, KV, D }) {
   const strides = { batch: S * W, seq: W, heads: D };
   const dense = loop(() => rope.apply(q, { shape, positions, k, kHeads: KV }));
   const strided = loop(() => rope.apply(qkv, { shape, positions, strides, k: qkv, kHeads: KV, kStrides: strides, kOffset: H * D }));
-  const out = { name, ...measure(dense, strided) };
+  const out = { name, ...(await measurePair(dense, strided)) };
   for (const t of [q, k, qkv]) t.free();
   rope.free();
   return out;
 }
 
-function cache({ name, B, KV, C, S, D }) {
+async function cache({ name, B, KV, C, S, D }) {
   // bhsd cache [B, KV, C, D], slots 0 .. S-1 used, against a compact [B, KV, S, D] tensor
   const rope = pe.rope({ headDim: D });
   const positions = Int32Array.from({ length: S }, (_, s) => s);
@@ -66,19 +52,37 @@ function cache({ name, B, KV, C, S, D }) {
   const strides = { batch: KV * C * D, seq: D, heads: C * D };
   const dense = loop(() => rope.apply(compact, { shape, layout: 'bhsd', positions }));
   const strided = loop(() => rope.apply(big, { shape, layout: 'bhsd', positions, strides }));
-  const out = { name, ...measure(dense, strided) };
+  const out = { name, ...(await measurePair(dense, strided)) };
   compact.free();
   big.free();
   rope.free();
   return out;
 }
 
-const rows = [
-  fused({ name: 'fused QKV decode [1, 1, (32 + 2*8)*128]', B: 1, S: 1, H: 32, KV: 8, D: 128 }),
-  fused({ name: 'fused QKV prefill [1, 512, (32 + 2*8)*128]', B: 1, S: 512, H: 32, KV: 8, D: 128 }),
-  // past the last-level cache for both forms (48 MB of qkv; dense q + k 40 MB): the memory-bound regime
-  fused({ name: 'fused QKV prefill [1, 2048, (32 + 2*8)*128]', B: 1, S: 2048, H: 32, KV: 8, D: 128 }),
-  cache({ name: 'bhsd cache 512 of 2048 slots [1, 8, 2048, 128]', B: 1, KV: 8, C: 2048, S: 512, D: 128 }),
-];
-const us = (s) => `${(s * 1e6).toFixed(2)} us`;
-for (const r of rows) console.log(`${r.name.padEnd(50)} dense ${us(r.dense).padStart(12)}  strided ${us(r.strided).padStart(12)}  strided/dense ${r.ratio.toFixed(3)}x (median of per-round ratios)`);
+/** Rows: strided / dense time per workload (target: within 1.1x). */
+export async function measure(pe0, { quick = false, rounds = 15, minSample = 0.02 } = {}) {
+  pe = pe0;
+  ROUNDS = rounds;
+  MIN_SAMPLE = minSample;
+  const rows = quick
+    ? [await fused({ name: 'fused QKV decode [1, 1, (32 + 2*8)*128]', B: 1, S: 1, H: 32, KV: 8, D: 128 }),
+      await cache({ name: 'bhsd cache 64 of 256 slots [1, 8, 256, 128]', B: 1, KV: 8, C: 256, S: 64, D: 128 })]
+    : [
+      await fused({ name: 'fused QKV decode [1, 1, (32 + 2*8)*128]', B: 1, S: 1, H: 32, KV: 8, D: 128 }),
+      await fused({ name: 'fused QKV prefill [1, 512, (32 + 2*8)*128]', B: 1, S: 512, H: 32, KV: 8, D: 128 }),
+      // past the last-level cache for both forms (48 MB of qkv; dense q + k 40 MB): the memory-bound regime
+      await fused({ name: 'fused QKV prefill [1, 2048, (32 + 2*8)*128]', B: 1, S: 2048, H: 32, KV: 8, D: 128 }),
+      await cache({ name: 'bhsd cache 512 of 2048 slots [1, 8, 2048, 128]', B: 1, KV: 8, C: 2048, S: 512, D: 128 }),
+    ];
+  return rows.map((r) => ({
+    name: `strided vs dense apply, ${r.name}`,
+    ratio: r.ratio,
+    lo: r.lo,
+    hi: r.hi,
+    target: 1.1,
+    better: 'lower',
+    note: 'time(strided) / time(dense), q and k in one rope.apply, cached table',
+  }));
+}
+
+await standalone(import.meta.url, measure);

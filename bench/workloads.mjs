@@ -5,255 +5,38 @@
 // env = {
 //   pe, peScalar        posenc API objects: init({ simd: true }) and init({ simd: false })
 //   raw, rawScalar      the same two wasm modules instantiated again, exports called directly (raw.mjs)
-//   limit               bench/wasm/limit.c instantiated (limit_inplace, limit_copy, limit_fill)
+//   limit               bench/build/limit.wasm instantiated (limit.c: limit_inplace, limit_copy, limit_fill,
+//                       limit_read, limit_peak; rotation.c: rot_{half,il}_{bshd,bhsd})
 //   unfused             bench/wasm/unfused.c (+ posenc sources) instantiated, or null
 //   native              null, or (command string) => sampler(iters) -> seconds per iteration (native.mjs)
 // }
 //
 // A workload is { id, group, label, params, contenders: [{ id, label, sample }], check() -> { [id]: maxAbsDiff },
 // flops?, extraBytes?, dispose() }. Contender ids are shared across workloads so run.mjs can form ratios:
+//   (RoPE: rope-workload.mjs lists its own)
 //   api        posenc SIMD through the public API, zero-copy pe.tensor inputs
-//   api-copy   posenc SIMD through the public API, plain Float32Arrays copied in and out
 //   raw        posenc SIMD exports called directly, the same work as `api`
-//   raw-apply  (RoPE) posenc SIMD pe_rope_apply only, the cos/sin table already made
 //   scalar     posenc scalar build, public API with pe.tensor (raw exports where the API has no such call)
 //   js         plain JavaScript (plainjs.mjs)
 //   limit      the in-place SIMD pass over the same bytes (write-only fill for generators)
 //   memcpy     memcpy of the same bytes
 //   native     the same C, gcc -O3 -march=native, separate process, the same work as `api`/`raw`
-//   native-apply (RoPE) native pe_rope_apply only
+//   peak       (attention) register-only SIMD128 multiply-add loop: this engine's peak GFLOP/s, no memory
 //   unfused    (attention) materialised bias / separate RoPE pass, materialised scores, separate softmax
 
-import { loop, fillRandom } from '../web/widgets/lib/measure.js';
+import { fillRandom } from '../web/widgets/lib/measure.js';
+import { loop } from './clock.mjs';
 import { rawRope, rawFloat32, rawInt32, rawApplyConfig } from './raw.mjs';
 import * as plain from './plainjs.mjs';
+import { maxAbsDiff } from './rope-workload.mjs';
 
 const SEQ_FROM_POSITIONS = -1n; // PE_SEQ_LEN_FROM_POSITIONS (an i64 argument: BigInt at the JS boundary)
-const LAYOUT = { bshd: 0, bhsd: 1 };
-const PAIRING = { half: 0, interleaved: 1 };
 
-export const ROPE_SHAPES = {
-  decode: { shape: [1, 1, 32, 128], pos0: 4095 },
-  prefill: { shape: [1, 512, 32, 128], pos0: 0 },
-  large: { shape: [4, 2048, 32, 128], pos0: 0 },
-};
-export const TABLE_POSITIONS = 4096; // cos/sin cache rows (plain JS, onnxruntime)
+// limit_peak(PEAK_ITERS): 12 chains x 4 lanes x (multiply + add) per iteration
+export const PEAK_ITERS = 1 << 16;
+export const PEAK_FLOPS = PEAK_ITERS * 12 * 4 * 2;
 
-function maxAbsDiff(a, b) {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) {
-    const d = Math.abs(a[i] - b[i]);
-    if (!(d <= m)) m = d; // NaN sticks
-  }
-  return m;
-}
-
-const want = (include, id) => !include || include.includes(id);
-
-// ---------------------------------------------------------------------------------------------------------------
-// RoPE apply on q and k
-// ---------------------------------------------------------------------------------------------------------------
-
-/**
- * RoPE apply, in place, on q and k of one shape. opts: { size: 'decode'|'prefill'|'large', pairing, layout,
- * include?: [contender ids] }.
- */
-export function ropeWorkload(env, { size, pairing, layout, include }) {
-  const { shape, pos0 } = ROPE_SHAPES[size];
-  const [B, S, H, D] = shape;
-  const n = B * S * H * D;
-  const nf = D / 2;
-  const positions = Int32Array.from({ length: S }, (_, s) => pos0 + s);
-  const q0 = fillRandom(new Float32Array(n), 11);
-  const k0 = fillRandom(new Float32Array(n), 12);
-  const contenders = [];
-  const disposers = [];
-  const checks = {};
-  const apiShape = layout === 'bhsd' ? [B, H, S, D] : shape; // rope.apply's shape: the tensor's own memory order
-  const opts = () => ({ shape: apiShape, layout, positions });
-
-  // posenc SIMD, public API
-  const rope = env.pe.rope({ headDim: D, pairing });
-  disposers.push(() => rope.free());
-  if (want(include, 'api')) {
-    const qT = env.pe.tensor(q0);
-    const kT = env.pe.tensor(k0);
-    disposers.push(() => (qT.free(), kT.free()));
-    checks.api = () => {
-      const t = env.pe.tensor(q0);
-      rope.apply(t, opts());
-      const out = t.array.slice();
-      t.free();
-      return out;
-    };
-    contenders.push({
-      id: 'api',
-      label: 'posenc SIMD, API, pe.tensor',
-      sample: loop(() => {
-        rope.apply(qT, { shape: apiShape, layout, positions });
-        rope.apply(kT, { shape: apiShape, layout, positions });
-      }),
-    });
-  }
-  if (want(include, 'api-copy')) {
-    const qA = q0.slice();
-    const kA = k0.slice();
-    checks['api-copy'] = () => rope.apply(q0.slice(), opts());
-    contenders.push({
-      id: 'api-copy',
-      label: 'posenc SIMD, API, Float32Array copied',
-      sample: loop(() => {
-        rope.apply(qA, { shape: apiShape, layout, positions });
-        rope.apply(kA, { shape: apiShape, layout, positions });
-      }),
-    });
-  }
-
-  // posenc SIMD, raw exports: the same work as rope.apply (a table per call, then the rotation)
-  if (env.raw && (want(include, 'raw') || want(include, 'raw-apply'))) {
-    const r = env.raw;
-    const ex = r.exports;
-    const ropePtr = rawRope(r, D, pairing);
-    const qP = rawFloat32(r, q0);
-    const kP = rawFloat32(r, k0);
-    const posP = rawInt32(r, positions);
-    const cosP = r.malloc(S * nf * 4);
-    const sinP = r.malloc(S * nf * 4);
-    const lay = LAYOUT[layout];
-    const acP = rawApplyConfig(r, { batch: B, seq: S, heads: H, layout: lay });
-    disposers.push(() => [ropePtr, qP, kP, posP, cosP, sinP, acP].forEach((p) => r.free(p)));
-    ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-    checks.raw = () => {
-      const t = rawFloat32(r, q0);
-      ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-      ex.pe_rope_apply(ropePtr, t, cosP, sinP, acP);
-      const out = r.f32(t, n).slice();
-      r.free(t);
-      return out;
-    };
-    if (want(include, 'raw')) {
-      contenders.push({
-        id: 'raw',
-        label: 'posenc SIMD, raw exports (cos_sin + apply per tensor)',
-        sample: loop(() => {
-          ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, acP);
-          ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, acP);
-        }),
-      });
-    }
-    if (want(include, 'raw-apply')) {
-      contenders.push({
-        id: 'raw-apply',
-        label: 'posenc SIMD, raw pe_rope_apply only (table made once)',
-        sample: loop(() => {
-          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, acP);
-          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, acP);
-        }),
-      });
-    }
-    if (want(include, 'raw-table1')) {
-      // one table for q and k (what a caller holding q and k together can do)
-      contenders.push({
-        id: 'raw-table1',
-        label: 'posenc SIMD, raw: one cos_sin for q and k, two applies',
-        sample: loop(() => {
-          ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-          ex.pe_rope_apply(ropePtr, qP, cosP, sinP, acP);
-          ex.pe_rope_apply(ropePtr, kP, cosP, sinP, acP);
-        }),
-      });
-    }
-  }
-
-  // posenc scalar build, public API, zero-copy
-  if (env.peScalar && want(include, 'scalar')) {
-    const ropeS = env.peScalar.rope({ headDim: D, pairing });
-    const qT = env.peScalar.tensor(q0);
-    const kT = env.peScalar.tensor(k0);
-    disposers.push(() => (qT.free(), kT.free(), ropeS.free()));
-    checks.scalar = () => ropeS.apply(q0.slice(), opts());
-    contenders.push({
-      id: 'scalar',
-      label: 'posenc scalar, API, pe.tensor',
-      sample: loop(() => {
-        ropeS.apply(qT, { shape: apiShape, layout, positions });
-        ropeS.apply(kT, { shape: apiShape, layout, positions });
-      }),
-    });
-  }
-
-  // plain JS with a cached cos/sin table
-  if (want(include, 'js')) {
-    const table = plain.ropeTable(TABLE_POSITIONS + (size === 'large' ? 0 : 0), D);
-    const qJ = q0.slice();
-    const kJ = k0.slice();
-    checks.js = () => plain.ropeApply(q0.slice(), table, positions, B, S, H, D, layout, pairing);
-    contenders.push({
-      id: 'js',
-      label: 'plain JS loops, cached cos/sin table',
-      sample: loop(() => {
-        plain.ropeApply(qJ, table, positions, B, S, H, D, layout, pairing);
-        plain.ropeApply(kJ, table, positions, B, S, H, D, layout, pairing);
-      }),
-    });
-  }
-
-  // the limit: an in-place SIMD pass over the same bytes, and a memcpy of them
-  if (env.limit && (want(include, 'limit') || want(include, 'memcpy'))) {
-    const L = env.limit;
-    const qP = rawFloat32(L, q0);
-    const kP = rawFloat32(L, k0);
-    const dst = want(include, 'memcpy') ? L.malloc(n * 4) : 0;
-    disposers.push(() => [qP, kP, dst].forEach((p) => L.free(p)));
-    if (want(include, 'limit')) {
-      contenders.push({
-        id: 'limit',
-        label: 'limit: in-place SIMD pass (read + write)',
-        sample: loop(() => {
-          L.exports.limit_inplace(qP, n, 1.0);
-          L.exports.limit_inplace(kP, n, 1.0);
-        }),
-      });
-    }
-    if (want(include, 'memcpy')) {
-      contenders.push({
-        id: 'memcpy',
-        label: 'limit: memcpy (memory.copy)',
-        sample: loop(() => {
-          L.exports.limit_copy(dst, qP, n);
-          L.exports.limit_copy(dst, kP, n);
-        }),
-      });
-    }
-  }
-
-  if (env.native) {
-    const cmd = (mode) => `rope ${B} ${S} ${H} ${D} ${PAIRING[pairing]} ${LAYOUT[layout]} ${pos0} ${mode}`;
-    if (want(include, 'native')) contenders.push({ id: 'native', label: 'native C (gcc -O3 -march=native)', sample: env.native(cmd(0)) });
-    if (want(include, 'native-apply')) {
-      contenders.push({ id: 'native-apply', label: 'native C, pe_rope_apply only', sample: env.native(cmd(1)) });
-    }
-  }
-
-  return {
-    id: `rope/${size}/${pairing}/${layout}`,
-    group: 'rope',
-    label: `RoPE ${size} [${shape}] ${pairing} ${layout}`,
-    params: { size, shape, pairing, layout, pos0, bytes: 2 * n * 4 },
-    contenders,
-    check() {
-      const ref = plain.ropeApply(q0.slice(), plain.ropeTable(pos0 + S, D), positions, B, S, H, D, layout, pairing);
-      const out = {};
-      for (const [id, f] of Object.entries(checks)) out[id] = maxAbsDiff(f(), ref);
-      return out;
-    },
-    dispose() {
-      for (const d of disposers.reverse()) d();
-    },
-  };
-}
+export { ropeWorkload, ROPE_SHAPES, TABLE_POSITIONS } from './rope-workload.mjs';
 
 // ---------------------------------------------------------------------------------------------------------------
 // cos/sin tables
@@ -448,7 +231,7 @@ export function alibiWorkload(env, { heads = 32, qLen = 512, kLen = 512, causal 
 // Attention
 // ---------------------------------------------------------------------------------------------------------------
 
-// pe_attention_config on wasm32: every field is 4 bytes (int32, float or pointer), in declaration order.
+// pe_attention_config's first fields, in declaration order (their offsets come from the module).
 const ATTN_FIELDS = ['batch', 'heads', 'kv_heads', 'q_len', 'k_len', 'head_dim', 'layout', 'causal', 'scale',
   'alibi_slopes', 'rope', 'q_positions', 'k_positions', 'rope_seq_len', 'k_rotated'];
 
@@ -459,7 +242,8 @@ function attentionLayout(r) {
   const p = ex.pe_abi_attention_config_layout(countPtr) >>> 0;
   const count = r.i32(countPtr, 1)[0];
   const t = r.i32(p, count);
-  if (count !== ATTN_FIELDS.length + 1) throw new Error(`pe_attention_config has ${count - 1} fields, bench knows ${ATTN_FIELDS.length}`);
+  // later fields (per-batch positions, mask, bias, strides, ...) stay zero: their defaults (zero-initialised)
+  if (count < ATTN_FIELDS.length + 1) throw new Error(`pe_attention_config has ${count - 1} fields, bench needs its first ${ATTN_FIELDS.length}`);
   const layout = { size: t[count - 1] };
   ATTN_FIELDS.forEach((f, i) => { layout[f] = t[i]; });
   r.free(countPtr);
@@ -619,6 +403,10 @@ export function attentionWorkload(env, { kind, pos }) {
       label: 'limit: SIMD read of K and V (read only)',
       sample: loop(() => L.exports.limit_read(kP, k0.length) + L.exports.limit_read(vP, v0.length)),
     });
+  }
+  if (env.limit && typeof env.limit.exports.limit_peak === 'function') {
+    // the register-only peak: its time per call is for PEAK_FLOPS flops (GFLOP/s in report.mjs), not this work
+    contenders.push({ id: 'peak', label: 'limit: register-only SIMD128 multiply-add peak', sample: loop(() => env.limit.exports.limit_peak(PEAK_ITERS, 0.999, 0.001)) });
   }
   if (env.native) {
     contenders.push({

@@ -59,3 +59,22 @@ __attribute__((export_name("limit_read"))) float limit_read(const float *x, int3
     for (; i < n; i++) r += x[i];
     return r;
 }
+
+/* limit_peak: the register-only arithmetic peak of SIMD128 on this engine — `iters` rounds of 12 independent
+ * f32x4 chains a = a * m + c (a multiply and an add each: no FMA in baseline SIMD128), no memory traffic.
+ * 12 chains cover the multiply + add latency on two multiply and two add pipes with room to spare, and with
+ * the 2 constants stay within x86-64's 16 vector registers. Flops: iters * 12 chains * 4 lanes * 2.
+ * m < 1 keeps the chains at a fixed point (no overflow, no subnormals); the sum returned keeps them live. */
+#define PEAK_CHAINS 12
+__attribute__((export_name("limit_peak"))) float limit_peak(int32_t iters, float m, float c) {
+    v128_t vm = wasm_f32x4_splat(m), vc = wasm_f32x4_splat(c);
+    v128_t a[PEAK_CHAINS];
+    for (int j = 0; j < PEAK_CHAINS; j++) a[j] = wasm_f32x4_splat((float)j);
+    for (int32_t i = 0; i < iters; i++) {
+#pragma clang loop unroll(full)
+        for (int j = 0; j < PEAK_CHAINS; j++) a[j] = wasm_f32x4_add(wasm_f32x4_mul(a[j], vm), vc);
+    }
+    v128_t s = a[0];
+    for (int j = 1; j < PEAK_CHAINS; j++) s = wasm_f32x4_add(s, a[j]);
+    return wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 3);
+}

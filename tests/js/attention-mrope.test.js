@@ -335,6 +335,11 @@ test('M-RoPE attention: bad positions are TypeErrors / RangeErrors naming the ar
   // kRotated: k's positions are not needed (the keys are already rotated)
   assert.equal(call({ q: p9 }, { kRotated: true }).out.length, 2 * 3 * 8);
   assertThrowsNaming(() => pe.attention(q, k, k, { shape: { ...s, headDim: 4 }, rope, positions: { q: p9, k: p12 } }), RangeError, 'options.shape.headDim');
+  // 16-bit storage is not built for attention (nor for M-RoPE attention): refused, naming the argument
+  assertThrowsNaming(() => call({ q: p9, k: p12 }, { dtype: 'float16' }), RangeError, 'options.dtype');
+  const h = pe.tensor(2 * 3 * 8, { dtype: 'float16' });
+  assertThrowsNaming(() => pe.attention(h, k, k, { shape: s, rope, positions: { q: p9, k: p12 } }), TypeError, 'q', 'float16');
+  h.free();
   // plain rope.apply-style one-stream positions are refused by length, not read as one stream
   assertThrowsNaming(() => call({ q: new Int32Array(3), k: new Int32Array(4) }), RangeError, 'options.positions.q');
   rope.free();

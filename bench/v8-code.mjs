@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// v8-code.mjs (Node only) — what V8's optimising compiler (TurboFan) makes of a wasm module's rotation loops:
+// the evidence behind the "limit: rotation" notes. Compiles the module with
+// `--print-wasm-code --no-wasm-lazy-compilation --no-liftoff` in a child process and, for every function,
+// finds its loops (a backward jump) that hold f32x4 multiplies (vmulps / mulps); the innermost such loop
+// of the function with the most multiplies is summarised.
+//
+//   node bench/v8-code.mjs FILE.wasm [FUNCTION_INDEX...]     prints one JSON line per function asked (or the top 3)
+//
+// "per 8 floats": a rotation does 4 multiplies per 8 floats of one tensor (x1·c, x2·s, x2·c, x1·s on 4 lanes
+// each), so a loop's instructions / (multiplies / 4) are its instructions per 8 rotated floats.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const SIMD_MUL = /^(v?mulps)$/;
+
+/** Parses V8's --print-wasm-code output into { [name]: [{ addr, op, text }] }. */
+export function parseCode(text) {
+  const fns = {};
+  let cur = null;
+  for (const line of text.split('\n')) {
+    const name = line.match(/^name: (wasm-function\[\d+\])/);
+    if (name) {
+      cur = fns[name[1]] = [];
+      continue;
+    }
+    if (line.startsWith('--- End code')) {
+      cur = null;
+      continue;
+    }
+    const ins = cur && line.match(/^0x([0-9a-f]+)\s+[0-9a-f]+\s+[0-9a-f]+\s+(.*)$/);
+    if (ins) {
+      const text = ins[2].trim();
+      const op = text.replace(/^REX\.W\s+/, '').split(/\s+/)[0];
+      cur.push({ addr: parseInt(ins[1], 16), op, text });
+    }
+  }
+  return fns;
+}
+
+/** The innermost loop holding multiplies: { instructions, mul, addsub, load, store, lea, stack, perEightFloats }. */
+export function innermostRotationLoop(code) {
+  let best = null;
+  for (let i = 0; i < code.length; i++) {
+    const j = code[i].text.match(/^j\w+\s+0x([0-9a-f]+)/);
+    if (!j) continue;
+    const target = parseInt(j[1], 16);
+    if (target >= code[i].addr) continue; // forward jump
+    const start = code.findIndex((c) => c.addr === target);
+    if (start < 0) continue;
+    const body = code.slice(start, i + 1);
+    const mul = body.filter((c) => SIMD_MUL.test(c.op)).length;
+    if (mul === 0) continue;
+    if (!best || body.length < best.body.length) best = { body, mul };
+  }
+  if (!best) return null;
+  const { body, mul } = best;
+  const count = (re) => body.filter((c) => re.test(c.op)).length;
+  const mem = (c) => /\[/.test(c.text);
+  return {
+    instructions: body.length,
+    mul,
+    addsub: count(/^v?(add|sub)ps$/),
+    load: body.filter((c) => /^v?mov(dqu|ups|aps)$/.test(c.op) && /,\[/.test(c.text)).length,
+    store: body.filter((c) => /^v?mov(dqu|ups|aps)$/.test(c.op) && /^\S+\s+\[/.test(c.text.replace(/^REX\.W\s+/, ''))).length,
+    shuffle: count(/^v?(pshufd|shufps|unpck[lh]ps|pshufb)$/),
+    lea: count(/^lea/),
+    stack: body.filter((c) => mem(c) && /\[rbp[-+]/.test(c.text)).length,
+    branch: count(/^j/),
+    perEightFloats: +(body.length / (mul / 4)).toFixed(1),
+  };
+}
+
+/** Runs V8 on the wasm file; returns { [fn]: summary } for the indices asked (or the 3 with most multiplies). */
+export function rotationLoops(file, indices = []) {
+  const self = fileURLToPath(import.meta.url);
+  const r = spawnSync(process.execPath, ['--print-wasm-code', '--no-wasm-lazy-compilation', '--no-liftoff', self, '--compile', file], { encoding: 'utf8', maxBuffer: 512 << 20 });
+  if (r.status !== 0) throw new Error(`v8-code: node exited ${r.status}: ${r.stderr.slice(-500)}`);
+  const fns = parseCode(r.stdout);
+  const names = indices.length
+    ? indices.map((i) => `wasm-function[${i}]`)
+    : Object.keys(fns).sort((a, b) => fns[b].filter((c) => SIMD_MUL.test(c.op)).length - fns[a].filter((c) => SIMD_MUL.test(c.op)).length).slice(0, 3);
+  const out = {};
+  for (const n of names) if (fns[n]) out[n] = innermostRotationLoop(fns[n]);
+  return out;
+}
+
+/** Function indices of a module's exports, from its export section (names -> index). */
+export function exportIndices(bytes) {
+  let p = 8;
+  const u = () => {
+    let r = 0;
+    let s = 0;
+    let x;
+    do {
+      x = bytes[p++];
+      r |= (x & 0x7f) << s;
+      s += 7;
+    } while (x & 0x80);
+    return r >>> 0;
+  };
+  let imported = 0;
+  const out = {};
+  while (p < bytes.length) {
+    const id = bytes[p++];
+    const len = u();
+    const end = p + len;
+    if (id === 2) {
+      for (let n = u(); n > 0; n--) {
+        p += u();
+        p += u();
+        const kind = bytes[p++];
+        if (kind === 0) (u(), imported++);
+        else if (kind === 1) (p++, (u() & 1 ? (u(), u()) : u()));
+        else if (kind === 2) (u() & 1 ? (u(), u()) : u());
+        else p += 2;
+      }
+    } else if (id === 7) {
+      for (let n = u(); n > 0; n--) {
+        const l = u();
+        const name = new TextDecoder().decode(bytes.subarray(p, p + l));
+        p += l;
+        const kind = bytes[p++];
+        const idx = u();
+        if (kind === 0) out[name] = idx;
+      }
+    }
+    p = end;
+  }
+  return { exports: out, imported };
+}
+
+const argv = process.argv.slice(2);
+if (argv[0] === '--compile') {
+  const fs = await import('node:fs');
+  const m = await WebAssembly.compile(fs.readFileSync(argv[1]));
+  const imports = {};
+  for (const imp of WebAssembly.Module.imports(m)) (imports[imp.module] ??= {})[imp.name] = () => 0;
+  await WebAssembly.instantiate(m, imports);
+} else if (process.argv[1] === fileURLToPath(import.meta.url) && argv[0]) {
+  for (const [fn, s] of Object.entries(rotationLoops(argv[0], argv.slice(1).map(Number)))) console.log(JSON.stringify({ fn, ...s }));
+}
