@@ -42,7 +42,7 @@ for (const width of [1280, 390]) {
     const { page, errors, close } = await open('index.html', { width });
     try {
       const order = await page.$$eval('nav.toc a', (as) => as.map((a) => a.getAttribute('href').slice(1)));
-      assert.equal(order.length, 11);
+      assert.equal(order.length, 14); // 11 sections and the sub-sections 4.1, 6.1, 6.2
       assert.equal(order.at(-1), 'references');
       const seen = [];
       for (const id of ['sinusoidal', 'alibi', 'precision', 'references']) {
@@ -95,6 +95,10 @@ test('citations: each idea links to its reference, and every reference has its a
       'ref-longrope': 'https://arxiv.org/abs/2402.13753', 'ref-llama3': 'https://arxiv.org/abs/2407.21783',
       'ref-mrope': 'https://arxiv.org/abs/2409.12191', 'ref-barbero': 'https://arxiv.org/abs/2410.06205',
       'ref-ntk': 'https://www.reddit.com/r/LocalLLaMA/comments/14lz7j5/', 'ref-dynamic': 'https://www.reddit.com/r/LocalLLaMA/comments/14mrgpr/',
+      // sections 6.1 and 6.2
+      'ref-qwen25vl': 'https://arxiv.org/abs/2502.13923', 'ref-qwen3vl': 'https://github.com/QwenLM/Qwen3-VL',
+      'ref-pixtral': 'https://arxiv.org/abs/2410.07073', 'ref-gemma3': 'https://arxiv.org/abs/2503.19786',
+      'ref-llama4': 'https://ai.meta.com/blog/llama-4-multimodal-intelligence/',
     };
     assert.deepEqual(Object.fromEntries(refs.map((r) => [r.id, r.href])), want);
     // each citation sits in the section of its idea and points at an existing reference
@@ -108,7 +112,10 @@ test('citations: each idea links to its reference, and every reference has its a
     assert.ok(where('ref-alibi').includes('alibi'));
     for (const t of ['ref-pi', 'ref-ntk', 'ref-dynamic', 'ref-yarn', 'ref-longrope', 'ref-llama3']) assert.ok(where(t).includes('scaling'), t);
     assert.ok(where('ref-nope').includes('why') && where('ref-nope').includes('lab'));
-    assert.equal(new Set(cites.map((c) => c.target)).size, 12, 'every reference is cited where its idea appears');
+    for (const t of ['ref-mrope', 'ref-qwen25vl', 'ref-qwen3vl', 'ref-pixtral']) assert.ok(where(t).includes('multimodal'), t);
+    for (const t of ['ref-gemma3', 'ref-llama4', 'ref-nope']) assert.ok(where(t).includes('layers'), t);
+    assert.ok(where('ref-vaswani').includes('rotation') && where('ref-roformer').includes('rotation'));
+    assert.equal(new Set(cites.map((c) => c.target)).size, 17, 'every reference is cited where its idea appears');
     // following a citation lands on its reference
     await page.click('#rope a.cite[href="#ref-roformer"]');
     await page.waitForFunction(() => { const r = document.getElementById('ref-roformer').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; });
@@ -127,7 +134,7 @@ test('code beside the math: PyTorch and posenc JS side by side for sinusoidal, R
       codes: [...p.querySelectorAll('code')].map((c) => c.textContent),
       boxes: [...p.querySelectorAll('figure')].map((f) => f.getBoundingClientRect()).map((r) => ({ x: r.x, y: r.y })),
     })));
-    assert.deepEqual(pairs.map((p) => p.section), ['sinusoidal', 'rope', 'alibi']);
+    assert.deepEqual(pairs.map((p) => p.section), ['sinusoidal', 'rope', 'rotation', 'alibi', 'multimodal', 'layers']);
     for (const p of pairs) {
       assert.deepEqual(p.captions, ['PyTorch', 'posenc (JavaScript)']);
       assert.match(p.codes[0], /^import (math, )?torch/);
@@ -135,7 +142,7 @@ test('code beside the math: PyTorch and posenc JS side by side for sinusoidal, R
       assert.ok(Math.abs(p.boxes[0].y - p.boxes[1].y) < 2 && p.boxes[1].x > p.boxes[0].x, 'side by side at 1280 px');
     }
     assert.match(pairs[1].codes[1], /rope\.apply\(t, \{ shape: \[batch, seq, heads, 64\], layout: 'bshd', positions \}\)/);
-    assert.match(pairs[2].codes[1], /pe\.alibiBias\(heads, qLen, kLen/);
+    assert.match(pairs.find((p) => p.section === 'alibi').codes[1], /pe\.alibiBias\(heads, qLen, kLen/);
     // copy: the clipboard gets the listing, and the button says so
     const btn = page.locator('#rope .code-pair figure').nth(1).locator('button.copy');
     await btn.click();

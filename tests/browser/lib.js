@@ -200,7 +200,7 @@ export function visibleTexts(page, selector = 'body') {
  * it has a word of two or more Latin letters (only letters: float32, d_model, rope.cosSin, 8B are identifiers)
  * that is not one of these.
  */
-export const SAME_IN_CHINESE = /^(RoPE|YaRN|ALiBi|NoPE|LongRoPE|Llama|NeoX|GPT|HF|Meta|Qwen|VL|DeepSeek|Mistral|SIMD|posenc|npm|JSON|config|eval|OPT|NTK|PI|rad|ln|exp|sin|cos|log|max|min|softmax|PE)$/i;
+export const SAME_IN_CHINESE = /^(RoPE|YaRN|ALiBi|NoPE|LongRoPE|Llama|Gemma|NeoX|GPT|HF|Meta|Qwen|VL|DeepSeek|Mistral|SIMD|posenc|npm|JSON|config|eval|OPT|NTK|PI|rad|ln|exp|sin|cos|log|max|min|softmax|PE)$/i;
 
 export function isEnglish(text) {
   return text.split(/[^A-Za-z0-9_.]+/).some((w) => /^[A-Za-z]{2,}$/.test(w) && !SAME_IN_CHINESE.test(w));

@@ -3,6 +3,8 @@
 // window.posencWidgets and the 'pe-lang-change' event, so the page never carries a second copy of them.
 // Elements with data-i18n="key" get their text from the strings below; data-i18n-aria sets aria-label.
 
+import { CONTENT_STRINGS } from './strings-content.js';
+
 const STRINGS = {
   en: {
     'page.title': 'posenc playground — position encodings, live',
@@ -202,6 +204,7 @@ const hashTarget = () => {
 
 function start(api) {
   api.registerStrings(STRINGS);
+  api.registerStrings(CONTENT_STRINGS);
   translatePage(api);
   tocProgress();
   copyButtons(api);
