@@ -7,8 +7,8 @@ import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError
 import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, stageFloat32, returnFloat32, float32Overlap } from './memory.js';
 import { readShape, LAYOUTS } from './rope-view.js';
 import { resolveDtype, checkHalf, halfOverlap, halfIn, halfOut } from './rope-dtype.js';
-import { applyConfig } from './rope-apply-config.js';
-import { applyStrided, applyTable } from './rope-strided.js';
+import { applyConfig, kApplyConfig } from './rope-apply-config.js';
+import { applyStrided, applyTable, rotateQK } from './rope-strided.js';
 
 const APPLY = 'rope.apply';
 const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype', 'strides', 'offset', 'kStrides', 'kOffset');
@@ -156,11 +156,8 @@ export function applyRope(st, x, options) {
 
   // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
   // inverse rotation divides the factor back out: inverse(apply(x)) == x.
-  const rows = applyTable(st, o, B, S, seqLen, inverse ? st.inverseScale : 1);
-  const cosPtr = st.tabPtr;
-  const sinPtr = cosPtr + st.tabCap * 4;
-
-  const ex = st.ctx.exports;
+  const extra = inverse ? st.inverseScale : 1;
+  const rows = applyTable(st, o, B, S, seqLen, extra);
   const perBatch = rows !== S ? 1 : 0;
   const rotation = inverse ? st.rotateInverse : st.rotateForward;
   let xPtr;
@@ -175,11 +172,10 @@ export function applyRope(st, x, options) {
     halfIn(heap, x, xPtr, total);
     if (hasK) halfIn(heap, k, kPtr, kTotal);
   }
-  let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype));
-  if (status !== 0) throw st.ctx.statusError(APPLY, status);
+  // q and k in one kernel call (each cos/sin vector loaded once for a head of each), by the table or fused
+  const kCfg = hasK ? kApplyConfig(st, B, S, kH, layout, perBatch, rotation, dtype) : 0;
+  rotateQK(st, xPtr, kPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype), kCfg, rows, seqLen, extra);
   if (hasK) {
-    status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation, dtype));
-    if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (dtype !== 0) halfOut(heap, k, kPtr, kTotal);
     else if (kLoc === -1) returnFloat32(heap, k, kLoc, kPtr, kTotal);
   }
