@@ -68,7 +68,7 @@ function contenders(shape, pairing, layout) {
       ex.pe_rope_cos_sin(m.cos, m.sin, m.rope, m.pos, m.S, -1n, 1.0);
       ex.pe_rope_apply_qk(m.rope, m.q, m.k, m.cos, m.sin, m.ac, m.ac);
     },
-    fused: () => ex.pe_rope_apply_positions(m.rope, m.q, m.k, m.pos, -1n, 1.0, m.ac, m.ac),
+    fused: () => ex.pe_rope_apply_positions(m.rope, m.q, m.k, 0, 0, m.pos, -1n, 1.0, m.ac, m.ac),
   };
   if (other) {
     const o = setup(other, shape, pairing, layout);

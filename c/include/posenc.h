@@ -272,12 +272,14 @@ pe_status pe_rope_apply_qk(const pe_rope *rope, void *q, void *k, const float *c
 
 /* The fused form for a few positions (a decode step): the same as pe_rope_cos_sin(cos, sin, rope, positions,
  * rows, seq_len, extra_scale) then pe_rope_apply_qk with those tables, bit for bit, where rows is cfg->seq, or
- * cfg->batch * cfg->seq with per_batch_rows; but each cos/sin row is computed inside the apply, a few at a time
- * on the stack, so no table is written and read back. The table's checks and statuses, after the configs'.
- * Suited to short sequences: a bhsd call walks each head group once per 4 positions. */
-pe_status pe_rope_apply_positions(const pe_rope *rope, void *q, void *k, const int32_t *positions, int64_t seq_len,
-                                  double extra_scale, const pe_rope_apply_config *cfg,
-                                  const pe_rope_apply_config *kcfg);
+ * cfg->batch * cfg->seq with per_batch_rows; but each cos/sin row is computed inside the apply, a few at a time,
+ * and used while it is in cache: no table pass. cos_out and sin_out (rows * n_freq each) receive the rows
+ * when both are non-NULL (a table cache for later calls with the same positions); NULL: kept on the stack
+ * only. The table's checks and statuses, after the configs'. Suited to short sequences: bhsd walks each head
+ * group once per 4 positions. */
+pe_status pe_rope_apply_positions(const pe_rope *rope, void *q, void *k, float *cos_out, float *sin_out,
+                                  const int32_t *positions, int64_t seq_len, double extra_scale,
+                                  const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg);
 
 /* Scans positions once: PE_ERR_POSITION if any is negative, else *max_position = the largest (0 if n == 0). */
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions);

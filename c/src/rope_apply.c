@@ -325,6 +325,22 @@ static pe_status pe__apply_view(pe__apply_geom *g, const pe_rope_apply_config *c
     return PE_OK;
 }
 
+/* The float32 instantiations, each its own function: inlined together into one caller, V8's register
+ * allocator spills the hot loops' vectors. */
+#define PE__APPLY_F32(NAME, IL, INV)                                                                           \
+    static void NAME(pe__heads q, pe__heads k, const float *cos, const float *sin, int32_t batch, int32_t seq, \
+                     int32_t n, int bhsd, int rows) {                                                          \
+        pe__apply(q, k, cos, sin, batch, seq, n, bhsd, rows, IL, INV);                                         \
+    }
+PE__APPLY_F32(pe__apply_half_fwd, 0, 0)
+PE__APPLY_F32(pe__apply_half_inv, 0, 1)
+PE__APPLY_F32(pe__apply_il_fwd, 1, 0)
+PE__APPLY_F32(pe__apply_il_inv, 1, 1)
+#undef PE__APPLY_F32
+typedef void (*pe__apply_fn)(pe__heads, pe__heads, const float *, const float *, int32_t, int32_t, int32_t, int, int);
+static const pe__apply_fn pe__apply_f32[4] = {pe__apply_half_fwd, pe__apply_half_inv, pe__apply_il_fwd,
+                                              pe__apply_il_inv};
+
 /* The checks of one config (not yet its view), in pe_rope_apply's order. */
 static pe_status pe__apply_fields(const pe_rope_apply_config *cfg) {
     if (cfg->batch < 0 || cfg->seq < 0) return PE_ERR_SHAPE;
@@ -403,14 +419,7 @@ static void pe__run(const pe__view *q, const pe__view *k, const float *cos, cons
     const pe__heads qh = {(float *)q->x, q->g, q->heads};
     const pe__heads kh = {(float *)k->x, k->g, k->heads};
     /* four instantiations so the pairing and the direction are never decided inside the loops */
-    if (interleaved && inverse)
-        pe__apply(qh, kh, cos, sin, batch, seq, n, bhsd, rows, 1, 1);
-    else if (interleaved)
-        pe__apply(qh, kh, cos, sin, batch, seq, n, bhsd, rows, 1, 0);
-    else if (inverse)
-        pe__apply(qh, kh, cos, sin, batch, seq, n, bhsd, rows, 0, 1);
-    else
-        pe__apply(qh, kh, cos, sin, batch, seq, n, bhsd, rows, 0, 0);
+    pe__apply_f32[interleaved * 2 + inverse](qh, kh, cos, sin, batch, seq, n, bhsd, rows);
 }
 
 /* The shared front of the entry points: configs, the empty call, the views. *empty is set when there is
@@ -463,9 +472,9 @@ pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const fl
  * them before the next: no table is written to memory and read back. */
 #define PE__FUSED_ROWS 4
 
-pe_status pe_rope_apply_positions(const pe_rope *rope, void *q, void *k, const int32_t *positions, int64_t seq_len,
-                                  double extra_scale, const pe_rope_apply_config *cfg,
-                                  const pe_rope_apply_config *kcfg) {
+pe_status pe_rope_apply_positions(const pe_rope *rope, void *q, void *k, float *cos_out, float *sin_out,
+                                  const int32_t *positions, int64_t seq_len, double extra_scale,
+                                  const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg) {
     pe__view qv, kv;
     int empty;
     pe_status st = pe__apply_begin(&qv, &kv, &empty, rope, q, k, positions, cfg, kcfg);
@@ -490,7 +499,8 @@ pe_status pe_rope_apply_positions(const pe_rope *rope, void *q, void *k, const i
     const int bhsd = cfg->layout == PE_LAYOUT_BHSD, interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED;
     const int inverse = cfg->rotation == PE_ROTATE_INVERSE;
     const size_t esz = cfg->dtype == PE_DTYPE_FLOAT32 ? 4u : 2u;
-    float cos[PE__FUSED_ROWS * PE_ROPE_MAX_FREQ], sin[PE__FUSED_ROWS * PE_ROPE_MAX_FREQ];
+    float cos_buf[PE__FUSED_ROWS * PE_ROPE_MAX_FREQ], sin_buf[PE__FUSED_ROWS * PE_ROPE_MAX_FREQ];
+    const int keep = cos_out && sin_out; /* the rows go to the caller's table, else to the stack */
     double pair_pos[PE_ROPE_MAX_FREQ];
     /* shared rows serve the whole batch at once; per-sequence rows one sequence at a time */
     const int32_t n_groups = per_batch ? batch : 1, group_batch = per_batch ? 1 : batch;
@@ -502,8 +512,10 @@ pe_status pe_rope_apply_positions(const pe_rope *rope, void *q, void *k, const i
         }
         for (int32_t s0 = 0; s0 < seq; s0 += PE__FUSED_ROWS) {
             const int32_t r = seq - s0 < PE__FUSED_ROWS ? seq - s0 : PE__FUSED_ROWS;
+            const size_t p0 = (size_t)b * (per_batch ? (size_t)seq : 0u) + (size_t)s0; /* first row's index */
+            float *cos = keep ? cos_out + p0 * (size_t)n : cos_buf, *sin = keep ? sin_out + p0 * (size_t)n : sin_buf;
             for (int32_t t = 0; t < r; t++) {
-                const double pos = (double)positions[(size_t)b * (per_batch ? (size_t)seq : 0u) + (size_t)(s0 + t)];
+                const double pos = (double)positions[p0 + (size_t)t];
                 for (int32_t i = 0; i < n; i++) pair_pos[i] = pos;
                 pe__rope_cos_sin_row_pairs(cos + (size_t)t * n, sin + (size_t)t * n, pair_pos, inv_freq, n, scale);
             }

@@ -6,7 +6,8 @@
  *   reference  the rotation written out from its formula, in float, from the pe_rope_cos_sin tables (float32)
  *   baseline   pe_rope_apply(q) then pe_rope_apply(k) with those tables (the scalar build)
  *   qk         pe_rope_apply_qk(q, k) and simd_pe_rope_apply_qk
- *   fused      pe_rope_apply_positions(q, k, positions) and its SIMD twin
+ *   fused      pe_rope_apply_positions(q, k, positions) and its SIMD twin (which also keeps its rows: they
+ *              must be the table's)
  * and every one must give the baseline's bytes, the gaps of strided views included; for float32 the baseline
  * must give the reference's. Head dims are drawn from the common rotary sizes (32 .. 256, full and partial, the
  * unrolled loops) and from odd ones (every loop's tail), with GQA head counts, odd head counts (a q head paired
@@ -133,6 +134,7 @@ static void test_paths(void) {
         int32_t *pos = xcalloc((size_t)n_pos, sizeof *pos);
         for (int32_t p = 0; p < n_pos; p++) pos[p] = random_position(&rng);
         float *cos = xcalloc((size_t)n_pos * nf, 4), *sin = xcalloc((size_t)n_pos * nf, 4);
+        float *cos2 = xcalloc((size_t)n_pos * nf, 4), *sin2 = xcalloc((size_t)n_pos * nf, 4);
         status_bad += pe_rope_cos_sin(cos, sin, &rope, pos, n_pos, seq_len, extra) != PE_OK;
 
         pe_rope_apply_config qc = {.batch = B, .seq = S, .heads = H, .layout = pe_rng_int(&rng, 0, 1)};
@@ -175,8 +177,12 @@ static void test_paths(void) {
         status_bad += pe_rope_apply(&rope, k[1], cos, sin, &kc) != PE_OK;
         status_bad += pe_rope_apply_qk(&rope, q[2], k[2], cos, sin, &qc, &kc) != PE_OK;
         status_bad += simd_pe_rope_apply_qk(&rope, q[3], k[3], cos, sin, &qc, &kc) != PE_OK;
-        status_bad += pe_rope_apply_positions(&rope, q[4], k[4], pos, seq_len, extra, &qc, &kc) != PE_OK;
-        status_bad += simd_pe_rope_apply_positions(&rope, q[5], k[5], pos, seq_len, extra, &qc, &kc) != PE_OK;
+        status_bad += pe_rope_apply_positions(&rope, q[4], k[4], NULL, NULL, pos, seq_len, extra, &qc, &kc) != PE_OK;
+        status_bad +=
+            simd_pe_rope_apply_positions(&rope, q[5], k[5], cos2, sin2, pos, seq_len, extra, &qc, &kc) != PE_OK;
+        /* the fused call's kept rows are the table's */
+        if (first_diff(cos2, cos, (size_t)n_pos * nf * 4) >= 0 || first_diff(sin2, sin, (size_t)n_pos * nf * 4) >= 0)
+            fused_diffs++;
         if (esz == 4) {
             reference((float *)q[6], &qc, &rope, cos, sin);
             reference((float *)k[6], &kc, &rope, cos, sin);
@@ -199,7 +205,7 @@ static void test_paths(void) {
         }
         cases++;
         for (int t = 0; t < 7; t++) free(q[t]), free(k[t]);
-        free(pos), free(cos), free(sin);
+        free(pos), free(cos), free(sin), free(cos2), free(sin2);
     }
     CHECK(status_bad == 0, "%d calls failed on valid arguments", status_bad);
     CHECK(ref_diffs == 0, "%d of %d float32 baselines differ from the written-out rotation", ref_diffs, cases);
@@ -222,13 +228,13 @@ static void test_statuses(void) {
     CHECK_STATUS(pe_rope_apply_qk(&rope, q, k, cos, sin, &qc, NULL), PE_ERR_NULL);
     CHECK_STATUS(pe_rope_apply_qk(&rope, q, NULL, cos, sin, &qc, NULL), PE_OK); /* q only */
     CHECK_STATUS(pe_rope_apply_qk(&rope, q, k, NULL, sin, &qc, &kc), PE_ERR_NULL);
-    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, NULL, -1, 1.0, &qc, &kc), PE_ERR_NULL);
+    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, NULL, NULL, NULL, -1, 1.0, &qc, &kc), PE_ERR_NULL);
     kc.seq = 1;
     CHECK_STATUS(pe_rope_apply_qk(&rope, q, k, cos, sin, &qc, &kc), PE_ERR_FIELD_VALUE);
     kc = qc, kc.layout = PE_LAYOUT_BHSD;
     CHECK_STATUS(pe_rope_apply_qk(&rope, q, k, cos, sin, &qc, &kc), PE_ERR_FIELD_VALUE);
     kc = qc, kc.rotation = PE_ROTATE_INVERSE;
-    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, pos, -1, 1.0, &qc, &kc), PE_ERR_FIELD_VALUE);
+    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, NULL, NULL, pos, -1, 1.0, &qc, &kc), PE_ERR_FIELD_VALUE);
     kc = qc, kc.dtype = PE_DTYPE_FLOAT16;
     CHECK_STATUS(pe_rope_apply_qk(&rope, q, k, cos, sin, &qc, &kc), PE_ERR_FIELD_VALUE);
     kc = qc, kc.heads = 0;
@@ -236,15 +242,15 @@ static void test_statuses(void) {
     kc = qc, kc.strides.heads = 1; /* overlapping head vectors */
     CHECK_STATUS(pe_rope_apply_qk(&rope, q, k, cos, sin, &qc, &kc), PE_ERR_SHAPE);
     kc = qc;
-    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, neg, -1, 1.0, &qc, &kc), PE_ERR_POSITION);
-    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, pos, -2, 1.0, &qc, &kc), PE_ERR_SEQ_LEN);
-    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, pos, -1, INFINITY, &qc, &kc), PE_ERR_SCALE);
-    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, pos, -1, 1e300, &qc, &kc), PE_ERR_SCALE);
+    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, NULL, NULL, neg, -1, 1.0, &qc, &kc), PE_ERR_POSITION);
+    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, NULL, NULL, pos, -2, 1.0, &qc, &kc), PE_ERR_SEQ_LEN);
+    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, NULL, NULL, pos, -1, INFINITY, &qc, &kc), PE_ERR_SCALE);
+    CHECK_STATUS(pe_rope_apply_positions(&rope, q, k, NULL, NULL, pos, -1, 1e300, &qc, &kc), PE_ERR_SCALE);
     /* an empty call is validated, then does nothing: NULL data are fine */
     pe_rope_apply_config empty = qc;
     empty.seq = 0;
     kc.seq = 0;
-    CHECK_STATUS(pe_rope_apply_positions(&rope, NULL, NULL, NULL, -1, 1.0, &empty, &kc), PE_OK);
+    CHECK_STATUS(pe_rope_apply_positions(&rope, NULL, NULL, NULL, NULL, NULL, -1, 1.0, &empty, &kc), PE_OK);
     CHECK_STATUS(pe_rope_apply_qk(&rope, NULL, NULL, NULL, NULL, &empty, &kc), PE_OK);
     empty.layout = 7;
     CHECK_STATUS(pe_rope_apply_qk(&rope, NULL, NULL, NULL, NULL, &empty, NULL), PE_ERR_LAYOUT);

@@ -70,13 +70,17 @@ export function stridedConfig(st, B, S, H, layout, perBatch, rotation, v, dtype 
 export function clearStrides(st) {
   const i32 = st.ctx.heap.i32;
   const o = st.ctx.ropeLayout.apply.offsets;
-  for (const ptr of [st.applyPtr, st.kApplyPtr]) {
-    const p = ptr >>> 2;
-    for (const f of [o.stride_batch, o.stride_seq, o.stride_heads]) {
-      i32[p + (f >>> 2)] = 0;
-      i32[p + (f >>> 2) + 1] = 0;
-    }
-  }
+  zeroStrides(i32, st.applyPtr >>> 2, o);
+  zeroStrides(i32, st.kApplyPtr >>> 2, o);
   st.applied[0] = -1;
   st.kApplied[0] = -1;
+}
+
+function zeroStrides(i32, p, o) {
+  i32[p + (o.stride_batch >>> 2)] = 0;
+  i32[p + (o.stride_batch >>> 2) + 1] = 0;
+  i32[p + (o.stride_seq >>> 2)] = 0;
+  i32[p + (o.stride_seq >>> 2) + 1] = 0;
+  i32[p + (o.stride_heads >>> 2)] = 0;
+  i32[p + (o.stride_heads >>> 2) + 1] = 0;
 }

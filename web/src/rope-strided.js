@@ -4,11 +4,10 @@
 // builds the table and runs the kernel with the view's strides (rope-apply-config.js). Kept apart from the
 // dense decode path (rope-apply.js), which never reaches it unless a call gives strides or offsets.
 
-import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Length, stageInt32s } from './memory.js';
-import { INT32_MAX } from './errors.js';
+import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Length } from './memory.js';
 import { viewBuffer, viewByteOffset, viewLength, typedArraySet } from './typed-arrays.js';
 import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
-import { positionsLength, tableHit, buildTable, rerotateTable, positionError, POSITIONS_BOUND } from './rope-table.js';
+import { positionsLength, tableHit, buildTable, rerotateTable, positionError, stageTableKey, reserveTable } from './rope-table.js';
 import { mropeRows, buildMropeTable } from './mrope.js';
 import { resolveDtype, checkHalf } from './rope-dtype.js';
 import { stridedConfig, clearStrides } from './rope-apply-config.js';
@@ -20,8 +19,9 @@ const K_NAMES = Object.freeze({ strides: 'options.kStrides', offset: 'options.kO
 /**
  * The longest sequence (per batch entry) that rope.apply rotates by the fused kernel, pe_rope_apply_positions,
  * when its positions' table is not the cached one: a decode step's new positions. Its cos/sin rows are computed
- * inside the apply (the same rows, bit for bit), so the step pays no table build, no table read and one call
- * fewer. Longer sequences build the table once and read it per head (bhsd walks each head over all positions).
+ * inside the apply (the same rows, bit for bit) and used while in cache, so the step pays no separate table
+ * pass and one call fewer; the rows are also stored as the cached table. Longer sequences build the table first
+ * (bhsd reads each row once per head group, over all positions).
  */
 export const FUSED_MAX_SEQ = 4;
 
@@ -29,7 +29,8 @@ export const FUSED_MAX_SEQ = 4;
  * options.positions: length seq (shared by the batch) or batch * seq (M-RoPE: three such streams); values are
  * checked when a table is built. Builds (or reuses) the rope's table for them; returns the row count. The one
  * table step of rope.apply, dense and strided alike. For new positions of a short sequence (FUSED_MAX_SEQ) it
- * builds nothing: st.fusedPos is then the pointer of the staged positions, for pe_rope_apply_positions (else 0).
+ * builds nothing: st.fusedPos is then the pointer of the staged positions (else 0), and pe_rope_apply_positions
+ * (rotateQK) computes the rows inside the apply, keeping them in the table for the next call.
  */
 export function applyTable(st, o, B, S, seqLen, extra) {
   const p = o.positions;
@@ -55,8 +56,14 @@ export function applyTable(st, o, B, S, seqLen, extra) {
   if (st.mrope !== null && positions !== null) {
     if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
   } else if (!tableHit(st, positions, rows, seqLen, extra)) {
-    if (positions !== null && S <= FUSED_MAX_SEQ) st.fusedPos = stageInt32s(st.ctx.heap, SLOT.POS, APPLY, 'options.positions', positions, rows, 0, INT32_MAX, POSITIONS_BOUND);
-    else buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    if (positions !== null && S <= FUSED_MAX_SEQ) {
+      // the fused kernel fills the table as it goes: the key now, marked valid once the kernel succeeds
+      st.tabValid = false;
+      st.fusedPos = stageTableKey(st, APPLY, 'options.positions', positions, rows);
+      reserveTable(st, rows, APPLY);
+    } else {
+      buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    }
   }
   return rows;
 }
@@ -71,8 +78,15 @@ export function rotateQK(st, qPtr, kPtr, qCfg, kCfg, rows, seqLen, extra) {
   if (posPtr !== 0) {
     st.fusedPos = 0;
     const sl = seqLen === -1 ? st.seqLenFromPositions : BigInt(seqLen);
-    const status = ex.pe_rope_apply_positions(st.ptr, qPtr, kPtr, posPtr, sl, extra, qCfg, kCfg);
+    const cosPtr = st.tabPtr;
+    const status = ex.pe_rope_apply_positions(st.ptr, qPtr, kPtr, cosPtr, cosPtr + st.tabCap * 4, posPtr, sl, extra, qCfg, kCfg);
     if (status !== 0) throw positionError(st, APPLY, 'options.positions', posPtr, rows, status);
+    // the kernel kept its rows in the table: the next call with these positions reads them
+    st.tabRows = rows;
+    st.tabIota = false;
+    st.tabSeqLen = seqLen;
+    st.tabExtra = extra;
+    st.tabValid = true;
     return;
   }
   const cosPtr = st.tabPtr;
