@@ -263,6 +263,24 @@ typedef struct pe_rope_apply_config {
 pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const float *sin,
                         const pe_rope_apply_config *cfg);
 
+/* q and k in one pass: the same as pe_rope_apply(rope, q, cos, sin, cfg) then pe_rope_apply(rope, k, cos, sin,
+ * kcfg), bit for bit, with each cos/sin vector loaded once for a head of each. kcfg gives k's heads, strides
+ * and offset; its batch, seq, layout, per_batch_rows (zero or not), rotation and dtype must equal cfg's
+ * (PE_ERR_FIELD_VALUE). k NULL: q only (kcfg is not read). q and k must not overlap (the caller's check). */
+pe_status pe_rope_apply_qk(const pe_rope *rope, void *q, void *k, const float *cos, const float *sin,
+                           const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg);
+
+/* The fused form for a few positions (a decode step): the same as pe_rope_cos_sin(cos, sin, rope, positions,
+ * rows, seq_len, extra_scale) then pe_rope_apply_qk with those tables, bit for bit, where rows is cfg->seq, or
+ * cfg->batch * cfg->seq with per_batch_rows; but each cos/sin row is computed inside the apply, a few at a time,
+ * and used while it is in cache: no table pass. cos_out and sin_out (rows * n_freq each) receive the rows
+ * when both are non-NULL (a table cache for later calls with the same positions); NULL: kept on the stack
+ * only. The table's checks and statuses, after the configs'. Suited to short sequences: bhsd walks each head
+ * group once per 4 positions. */
+pe_status pe_rope_apply_positions(const pe_rope *rope, void *q, void *k, float *cos_out, float *sin_out,
+                                  const int32_t *positions, int64_t seq_len, double extra_scale,
+                                  const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg);
+
 /* Scans positions once: PE_ERR_POSITION if any is negative, else *max_position = the largest (0 if n == 0). */
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions);
 

@@ -13,103 +13,188 @@
 #include "pe_math.h"
 #include "simd.h"
 #include "f16.h"
+#include "rope_internal.h"
+
+#include <math.h>
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* a and b hold n pair members each (a[i] pairs with b[i]); inverse turns the other way. */
-PE_INLINE void pe__rotate_planes(float *a, float *b, const float *cos, const float *sin, int32_t n, const int inverse) {
+/* The kernels rotate head vectors in pairs: two heads that use the same cos/sin row (two heads of a token, q's
+ * and k's, or two heads of a bhsd group at one position) go through one loop, so each cos and sin vector is
+ * loaded once for both. The main loop takes 16 pairs a step (4 vectors with constant offsets off the same
+ * pointers: every common rotary size, 32 .. 256, is a multiple of 32 and runs no other loop), then 4 pairs a
+ * step and a scalar tail for other sizes. Per 8 floats of a head, half-split: 2 loads, 4 mul, 2 add/sub,
+ * 2 stores and half of the 2 cos/sin loads = 11 wasm SIMD ops, plus ~1 of address and loop arithmetic per 64
+ * floats; interleaved adds 2 shuffles to split each 8 floats into planes and 2 to zip them back.
+ *
+ * Every element gets the same arithmetic as the scalar loops (the products, then one add or sub), so the SIMD
+ * and scalar builds, and any grouping of heads, agree bit for bit. inverse and the pairing are constants after
+ * inlining: four branch-free instantiations. */
+#define PE__ROT_A(va, vb, c, s)                                       \
+    (inverse ? pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)) \
+             : pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)))
+#define PE__ROT_B(va, vb, c, s)                                       \
+    (inverse ? pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)) \
+             : pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)))
+
+/* scalar: pair (a, b) of one head */
+#define PE__ROT_SCALAR(pa, pb, c, s)                                   \
+    do {                                                               \
+        const float xa_ = *(pa), xb_ = *(pb);                          \
+        *(pa) = inverse ? xa_ * (c) + xb_ * (s) : xa_ * (c)-xb_ * (s); \
+        *(pb) = inverse ? xb_ * (c)-xa_ * (s) : xb_ * (c) + xa_ * (s); \
+    } while (0)
+
+#if PE_SIMD
+/* 4 half-split pairs at i of head x (b plane n floats after a) */
+#define PE__HALF4(x, i, c, s)                                                             \
+    do {                                                                                  \
+        const pe_v128 va_ = pe_f32x4_load((x) + (i)), vb_ = pe_f32x4_load((x) + n + (i)); \
+        pe_f32x4_store((x) + (i), PE__ROT_A(va_, vb_, c, s));                             \
+        pe_f32x4_store((x) + n + (i), PE__ROT_B(va_, vb_, c, s));                         \
+    } while (0)
+/* 4 interleaved pairs at i of head x: 8 floats split into even and odd planes, rotated, zipped back */
+#define PE__INTL4(x, i, c, s)                                                                     \
+    do {                                                                                          \
+        const pe_v128 lo_ = pe_f32x4_load((x) + 2 * (i)), hi_ = pe_f32x4_load((x) + 2 * (i) + 4); \
+        const pe_v128 va_ = pe_f32x4_even(lo_, hi_), vb_ = pe_f32x4_odd(lo_, hi_);                \
+        const pe_v128 ra_ = PE__ROT_A(va_, vb_, c, s), rb_ = PE__ROT_B(va_, vb_, c, s);           \
+        pe_f32x4_store((x) + 2 * (i), pe_f32x4_zip_lo(ra_, rb_));                                 \
+        pe_f32x4_store((x) + 2 * (i) + 4, pe_f32x4_zip_hi(ra_, rb_));                             \
+    } while (0)
+#define PE__ROT4(x, i, c, s)       \
+    do {                           \
+        if (interleaved)           \
+            PE__INTL4(x, i, c, s); \
+        else                       \
+            PE__HALF4(x, i, c, s); \
+    } while (0)
+#endif
+
+/* Heads x0 and x1 (x1 may be NULL: one head) by one cos/sin row of n pairs. */
+PE_INLINE void pe__rotate_two(float *x0, float *x1, const float *cos, const float *sin, int32_t n,
+                              const int interleaved, const int inverse) {
     int32_t i = 0;
 #if PE_SIMD
-    for (; i + 4 <= n; i += 4) {
-        pe_v128 va = pe_f32x4_load(a + i), vb = pe_f32x4_load(b + i);
-        pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
-        if (inverse) {
-            pe_f32x4_store(a + i, pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)));
-            pe_f32x4_store(b + i, pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)));
-        } else {
-            pe_f32x4_store(a + i, pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)));
-            pe_f32x4_store(b + i, pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)));
+    if (x1) {
+        for (; i + 16 <= n; i += 16) {
+            const float *cp = cos + i, *sp = sin + i;
+            float *p0 = x0 + (interleaved ? 2 * i : i), *p1 = x1 + (interleaved ? 2 * i : i);
+            pe_v128 c = pe_f32x4_load(cp), s = pe_f32x4_load(sp);
+            PE__ROT4(p0, 0, c, s);
+            PE__ROT4(p1, 0, c, s);
+            c = pe_f32x4_load(cp + 4), s = pe_f32x4_load(sp + 4);
+            PE__ROT4(p0, 4, c, s);
+            PE__ROT4(p1, 4, c, s);
+            c = pe_f32x4_load(cp + 8), s = pe_f32x4_load(sp + 8);
+            PE__ROT4(p0, 8, c, s);
+            PE__ROT4(p1, 8, c, s);
+            c = pe_f32x4_load(cp + 12), s = pe_f32x4_load(sp + 12);
+            PE__ROT4(p0, 12, c, s);
+            PE__ROT4(p1, 12, c, s);
         }
+        for (; i + 4 <= n; i += 4) {
+            const pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
+            PE__ROT4(x0, i, c, s);
+            PE__ROT4(x1, i, c, s);
+        }
+    } else {
+        for (; i + 16 <= n; i += 16) {
+            const float *cp = cos + i, *sp = sin + i;
+            float *p0 = x0 + (interleaved ? 2 * i : i);
+            PE__ROT4(p0, 0, pe_f32x4_load(cp), pe_f32x4_load(sp));
+            PE__ROT4(p0, 4, pe_f32x4_load(cp + 4), pe_f32x4_load(sp + 4));
+            PE__ROT4(p0, 8, pe_f32x4_load(cp + 8), pe_f32x4_load(sp + 8));
+            PE__ROT4(p0, 12, pe_f32x4_load(cp + 12), pe_f32x4_load(sp + 12));
+        }
+        for (; i + 4 <= n; i += 4) PE__ROT4(x0, i, pe_f32x4_load(cos + i), pe_f32x4_load(sin + i));
     }
 #endif
+    const size_t step = interleaved ? 2 : 1, other = interleaved ? 1 : (size_t)n;
     for (; i < n; i++) {
-        float xa = a[i], xb = b[i], c = cos[i], s = sin[i];
-        a[i] = inverse ? xa * c + xb * s : xa * c - xb * s;
-        b[i] = inverse ? xb * c - xa * s : xb * c + xa * s;
-    }
-}
-
-/* Interleaved pairs (x[2i], x[2i+1]): the SIMD loop splits 8 floats into even and odd planes, rotates them
- * as above and zips them back; the scalar loop does the same arithmetic in place. */
-PE_INLINE void pe__rotate_interleaved(float *x, const float *cos, const float *sin, int32_t n, const int inverse) {
-    int32_t i = 0;
-#if PE_SIMD
-    for (; i + 4 <= n; i += 4) {
-        pe_v128 lo = pe_f32x4_load(x + 2 * i), hi = pe_f32x4_load(x + 2 * i + 4);
-        pe_v128 va = pe_f32x4_even(lo, hi), vb = pe_f32x4_odd(lo, hi);
-        pe_v128 c = pe_f32x4_load(cos + i), s = pe_f32x4_load(sin + i);
-        pe_v128 ra, rb;
-        if (inverse) {
-            ra = pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s));
-            rb = pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s));
-        } else {
-            ra = pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s));
-            rb = pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s));
+        const float c = cos[i], s = sin[i];
+        float *a0 = x0 + step * (size_t)i;
+        PE__ROT_SCALAR(a0, a0 + other, c, s);
+        if (x1) {
+            float *a1 = x1 + step * (size_t)i;
+            PE__ROT_SCALAR(a1, a1 + other, c, s);
         }
-        pe_f32x4_store(x + 2 * i, pe_f32x4_zip_lo(ra, rb));
-        pe_f32x4_store(x + 2 * i + 4, pe_f32x4_zip_hi(ra, rb));
-    }
-#endif
-    for (; i < n; i++) {
-        float xa = x[2 * i], xb = x[2 * i + 1], c = cos[i], s = sin[i];
-        x[2 * i] = inverse ? xa * c + xb * s : xa * c - xb * s;
-        x[2 * i + 1] = inverse ? xb * c - xa * s : xb * c + xa * s;
     }
 }
 
-/* Rotates `count` heads that share one cos/sin row, `stride` floats apart. inverse and interleaved are
- * constants after inlining, so each of the four variants gets its own branch-free loop. */
-PE_INLINE void pe__rotate_heads(float *x, int32_t count, size_t stride, const float *cos, const float *sin, int32_t n,
-                                const int interleaved, const int inverse) {
-    for (int32_t h = 0; h < count; h++, x += stride) {
-        if (interleaved)
-            pe__rotate_interleaved(x, cos, sin, n, inverse);
-        else
-            pe__rotate_planes(x, x + n, cos, sin, n, inverse);
-    }
-}
-
-#define PE__HEAD_GROUP 2 /* bhsd: heads rotated together per cos/sin row (see pe__apply) */
-
-/* Where x's head vectors are: head (b, s, h) starts at x + b*sb + s*ss + h*sh (elements), head_dim contiguous. */
+/* Where a tensor's head vectors are: head (b, s, h) starts at x + b*sb + s*ss + h*sh (elements), head_dim
+ * contiguous. heads 0: no such tensor (k absent). */
 typedef struct pe__apply_geom {
     size_t sb, ss, sh;
 } pe__apply_geom;
 
-PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t batch, int32_t seq, int32_t heads,
-                         pe__apply_geom g, int32_t n, int bhsd, int per_batch_rows, const int interleaved,
-                         const int inverse) {
+typedef struct pe__heads {
+    float *x;
+    pe__apply_geom g;
+    int32_t heads;
+} pe__heads;
+
+/* Every head of q and k at one token (bshd) that uses one cos/sin row, two at a time: q's in pairs, q's last
+ * (if odd) with k's first, then k's in pairs. */
+PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
+                                const float *sin, int32_t n, const int interleaved, const int inverse) {
+    int32_t h = 0;
+    for (; h + 2 <= qh; h += 2)
+        pe__rotate_two(q + (size_t)h * qsh, q + (size_t)(h + 1) * qsh, cos, sin, n, interleaved, inverse);
+    int32_t j = 0;
+    if (h < qh) {
+        pe__rotate_two(q + (size_t)h * qsh, kh > 0 ? k : NULL, cos, sin, n, interleaved, inverse);
+        j = kh > 0 ? 1 : 0;
+    }
+    for (; j + 2 <= kh; j += 2)
+        pe__rotate_two(k + (size_t)j * ksh, k + (size_t)(j + 1) * ksh, cos, sin, n, interleaved, inverse);
+    if (j < kh) pe__rotate_two(k + (size_t)j * ksh, NULL, cos, sin, n, interleaved, inverse);
+}
+
+/* bhsd: heads rotated together per cos/sin row. Each row is read from memory once per group instead of once
+ * per head (the table is as large as one head's slice of x; per head it would add half again to the bytes
+ * moved); the group's heads stream from PE__HEAD_GROUP contiguous regions, which the prefetchers follow. */
+#define PE__HEAD_GROUP 4
+#define PE__TOKEN_ORDER_SEQ 8 /* bhsd up to this many positions goes token by token */
+
+/* Rotates q (and k when k.heads > 0: same batch and seq) by table rows: row (b, s) at (per_batch_rows ?
+ * b * seq + s : s) * n. */
+PE_INLINE void pe__apply(pe__heads q, pe__heads k, const float *cos, const float *sin, int32_t batch, int32_t seq,
+                         int32_t n, int bhsd, int per_batch_rows, const int interleaved, const int inverse) {
+    const int32_t total = q.heads + k.heads;
     for (int32_t b = 0; b < batch; b++) {
-        const float *cos_b = cos + (per_batch_rows ? (size_t)b * seq * n : 0);
-        const float *sin_b = sin + (per_batch_rows ? (size_t)b * seq * n : 0);
-        float *xb = x + (size_t)b * g.sb;
-        if (!bhsd) {
-            /* (b, s): one cos/sin row, loaded once, serves every head of the token */
-            for (int32_t s = 0; s < seq; s++)
-                pe__rotate_heads(xb + (size_t)s * g.ss, heads, g.sh, cos_b + (size_t)s * n, sin_b + (size_t)s * n, n,
-                                 interleaved, inverse);
-        } else {
-            /* (b, group of PE__HEAD_GROUP heads): walk the sequence rotating the group's rows at s together, so
-             * each cos/sin row is read once per group instead of once per head (the table is as large as a
-             * head's slice of x; per head it would double the memory traffic). The group's rows stream from
-             * PE__HEAD_GROUP contiguous regions, which the hardware prefetchers follow. */
-            for (int32_t h0 = 0; h0 < heads; h0 += PE__HEAD_GROUP) {
-                int32_t count = heads - h0 < PE__HEAD_GROUP ? heads - h0 : PE__HEAD_GROUP;
-                float *xh = xb + (size_t)h0 * g.sh;
-                for (int32_t s = 0; s < seq; s++)
-                    pe__rotate_heads(xh + (size_t)s * g.ss, count, g.sh, cos_b + (size_t)s * n, sin_b + (size_t)s * n,
-                                     n, interleaved, inverse);
+        const size_t row_b = per_batch_rows ? (size_t)b * (size_t)seq : 0;
+        float *qb = q.x + (size_t)b * q.g.sb, *kb = k.heads ? k.x + (size_t)b * k.g.sb : NULL;
+        if (!bhsd || seq <= PE__TOKEN_ORDER_SEQ) {
+            /* (b, s): one cos/sin row, loaded once, serves every head of the token. Also bhsd with a few
+             * positions (a decode step): its rows are then all in cache, and pairing a token's heads costs less
+             * than walking head groups */
+            for (int32_t s = 0; s < seq; s++) {
+                const size_t row = (row_b + (size_t)s) * (size_t)n;
+                pe__rotate_token(qb + (size_t)s * q.g.ss, q.g.sh, q.heads, kb ? kb + (size_t)s * k.g.ss : NULL, k.g.sh,
+                                 k.heads, cos + row, sin + row, n, interleaved, inverse);
+            }
+            continue;
+        }
+        /* (b, group of heads of q then k): walk the sequence rotating the group's rows at s together */
+        for (int32_t j0 = 0; j0 < total; j0 += PE__HEAD_GROUP) {
+            const int32_t count = total - j0 < PE__HEAD_GROUP ? total - j0 : PE__HEAD_GROUP;
+            float *base[PE__HEAD_GROUP + 1];
+            size_t ss[PE__HEAD_GROUP + 1];
+            for (int32_t t = 0; t < count; t++) {
+                const int32_t j = j0 + t;
+                base[t] = j < q.heads ? qb + (size_t)j * q.g.sh : kb + (size_t)(j - q.heads) * k.g.sh;
+                ss[t] = j < q.heads ? q.g.ss : k.g.ss;
+            }
+            base[count] = NULL;
+            ss[count] = 0;
+            for (int32_t s = 0; s < seq; s++) {
+                const size_t row = (row_b + (size_t)s) * (size_t)n;
+                for (int32_t t = 0; t < count; t += 2)
+                    pe__rotate_two(base[t] + (size_t)s * ss[t],
+                                   t + 1 < count ? base[t + 1] + (size_t)s * ss[t + 1] : NULL, cos + row, sin + row, n,
+                                   interleaved, inverse);
             }
         }
     }
@@ -121,12 +206,6 @@ PE_INLINE void pe__apply(float *x, const float *cos, const float *sin, int32_t b
  * half-split, 4 for interleaved, the scalar conversions for the tail. The part past rot_dim is never converted (a
  * signalling NaN there keeps its bits). bf16 / interleaved / inverse are constants after inlining: the dtype is
  * decided once per call, never per element. */
-#define PE__ROT_A(va, vb, c, s)                                       \
-    (inverse ? pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)) \
-             : pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)))
-#define PE__ROT_B(va, vb, c, s)                                       \
-    (inverse ? pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)) \
-             : pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)))
 #if PE_SIMD
 /* Pairs [j, end) of one head (end - j a multiple of the step, 8 pairs half-split, 4 interleaved), with the exact
  * conversions or the cheap ones (f16.h); for the cheap ones the inputs are copied to keep first and the returned
@@ -319,50 +398,196 @@ static pe_status pe__apply_view(pe__apply_geom *g, const pe_rope_apply_config *c
     return PE_OK;
 }
 
-pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const float *sin,
-                        const pe_rope_apply_config *cfg) {
-    // x holds (batch, seq, heads) head vectors of head_dim floats; head (b, s, h) at x + offset + b*strides.batch
-    // + s*strides.seq + h*strides.heads (dense BSHD or BHSD by default); cos/sin are (rows, n_freq).
-    if (!rope || !cfg) return PE_ERR_NULL;
-    const int32_t batch = cfg->batch, seq = cfg->seq, heads = cfg->heads;
-    if (batch < 0 || seq < 0) return PE_ERR_SHAPE;
-    if (heads < 1) return PE_ERR_HEADS;
+/* The float32 instantiations, each its own function: inlined together into one caller, V8's register
+ * allocator spills the hot loops' vectors. */
+#define PE__APPLY_F32(NAME, IL, INV)                                                                           \
+    static void NAME(pe__heads q, pe__heads k, const float *cos, const float *sin, int32_t batch, int32_t seq, \
+                     int32_t n, int bhsd, int rows) {                                                          \
+        pe__apply(q, k, cos, sin, batch, seq, n, bhsd, rows, IL, INV);                                         \
+    }
+PE__APPLY_F32(pe__apply_half_fwd, 0, 0)
+PE__APPLY_F32(pe__apply_half_inv, 0, 1)
+PE__APPLY_F32(pe__apply_il_fwd, 1, 0)
+PE__APPLY_F32(pe__apply_il_inv, 1, 1)
+#undef PE__APPLY_F32
+typedef void (*pe__apply_fn)(pe__heads, pe__heads, const float *, const float *, int32_t, int32_t, int32_t, int, int);
+static const pe__apply_fn pe__apply_f32[4] = {pe__apply_half_fwd, pe__apply_half_inv, pe__apply_il_fwd,
+                                              pe__apply_il_inv};
+
+/* The checks of one config (not yet its view), in pe_rope_apply's order. */
+static pe_status pe__apply_fields(const pe_rope_apply_config *cfg) {
+    if (cfg->batch < 0 || cfg->seq < 0) return PE_ERR_SHAPE;
+    if (cfg->heads < 1) return PE_ERR_HEADS;
     if (cfg->layout != PE_LAYOUT_BSHD && cfg->layout != PE_LAYOUT_BHSD) return PE_ERR_LAYOUT;
     if (cfg->rotation != PE_ROTATE_FORWARD && cfg->rotation != PE_ROTATE_INVERSE) return PE_ERR_FIELD_VALUE;
     if (cfg->dtype < 0 || cfg->dtype >= PE_DTYPE_COUNT) return PE_ERR_FIELD_VALUE;
     /* a call is validated before it is found empty (posenc.h, Sizes), so a bad view is refused even then */
     const pe_strides *vs = &cfg->strides;
     if (vs->batch < 0 || vs->seq < 0 || vs->heads < 0 || cfg->offset < 0) return PE_ERR_SHAPE;
-    if ((int64_t)batch * seq == 0) return PE_OK;
-    if (!x || !cos || !sin) return PE_ERR_NULL;
-    /* every index below is a size_t product of these: the view and the tables must be addressable */
-    pe__apply_geom g;
-    pe_status st = pe__apply_view(&g, cfg, rope->config.head_dim);
-    if (st != PE_OK) return st;
-    if (!pe__floats_fit3(cfg->per_batch_rows ? batch : 1, seq, rope->n_freq)) return PE_ERR_SHAPE;
+    return PE_OK;
+}
 
-    int32_t n = rope->n_freq;
-    int bhsd = cfg->layout == PE_LAYOUT_BHSD, rows = cfg->per_batch_rows != 0;
-    int interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED, inverse = cfg->rotation == PE_ROTATE_INVERSE;
-    if (cfg->dtype != PE_DTYPE_FLOAT32) {
-        uint16_t *xh = (uint16_t *)x + (size_t)cfg->offset;
-        const int bf16 = cfg->dtype == PE_DTYPE_BFLOAT16;
-        static void (*const apply16[8])(uint16_t *, const float *, const float *, int32_t, int32_t, int32_t,
-                                        pe__apply_geom, int32_t, int,
-                                        int) = {pe__apply16_000, pe__apply16_001, pe__apply16_010, pe__apply16_011,
-                                                pe__apply16_100, pe__apply16_101, pe__apply16_110, pe__apply16_111};
-        apply16[bf16 * 4 + interleaved * 2 + inverse](xh, cos, sin, batch, seq, heads, g, n, bhsd, rows);
+/* q's config and, when k is given, k's: the fields both must share agree. */
+static pe_status pe__apply_configs(const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg) {
+    pe_status st = pe__apply_fields(cfg);
+    if (st != PE_OK || !kcfg) return st;
+    st = pe__apply_fields(kcfg);
+    if (st != PE_OK) return st;
+    if (kcfg->batch != cfg->batch || kcfg->seq != cfg->seq || kcfg->layout != cfg->layout ||
+        (kcfg->per_batch_rows != 0) != (cfg->per_batch_rows != 0) || kcfg->rotation != cfg->rotation ||
+        kcfg->dtype != cfg->dtype)
+        return PE_ERR_FIELD_VALUE;
+    return PE_OK;
+}
+
+/* One tensor of the call: its first head vector (offset applied) and resolved strides; heads 0: absent. */
+typedef struct pe__view {
+    void *x;
+    pe__apply_geom g;
+    int32_t heads;
+} pe__view;
+
+static pe_status pe__view_of(pe__view *v, void *x, const pe_rope_apply_config *cfg, int32_t head_dim) {
+    pe_status st = pe__apply_view(&v->g, cfg, head_dim);
+    if (st != PE_OK) return st;
+    const size_t esz = cfg->dtype == PE_DTYPE_FLOAT32 ? 4u : 2u;
+    v->x = (char *)x + (size_t)cfg->offset * esz;
+    v->heads = cfg->heads;
+    return PE_OK;
+}
+
+/* The view moved on by s0 positions (elements of esz bytes). */
+static pe__view pe__view_at(pe__view v, int32_t s0, size_t esz) {
+    if (v.heads) v.x = (char *)v.x + (size_t)s0 * v.g.ss * esz;
+    return v;
+}
+
+/* Runs the kernel instantiation for the call's dtype, pairing and direction over q and k (k.heads 0: q only).
+ * 16-bit tensors are rotated one after the other (each step widens, rotates and narrows in registers). */
+static void pe__run(const pe__view *q, const pe__view *k, const float *cos, const float *sin, int32_t batch,
+                    int32_t seq, int32_t n, int bhsd, int rows, int dtype, int interleaved, int inverse) {
+    if (dtype != PE_DTYPE_FLOAT32) {
+        const int bf16 = dtype == PE_DTYPE_BFLOAT16;
+        for (int t = 0; t < 2; t++) {
+            const pe__view *v = t ? k : q;
+            if (!v->heads) continue;
+            uint16_t *xh = (uint16_t *)v->x;
+            const pe__apply_geom g = v->g;
+            const int32_t heads = v->heads;
+            static void (*const apply16[8])(uint16_t *, const float *, const float *, int32_t, int32_t, int32_t,
+                                            pe__apply_geom, int32_t, int,
+                                            int) = {pe__apply16_000, pe__apply16_001, pe__apply16_010, pe__apply16_011,
+                                                    pe__apply16_100, pe__apply16_101, pe__apply16_110, pe__apply16_111};
+            apply16[bf16 * 4 + interleaved * 2 + inverse](xh, cos, sin, batch, seq, heads, g, n, bhsd, rows);
+        }
+        return;
+    }
+    const pe__heads qh = {(float *)q->x, q->g, q->heads};
+    const pe__heads kh = {(float *)k->x, k->g, k->heads};
+    /* four instantiations so the pairing and the direction are never decided inside the loops */
+    pe__apply_f32[interleaved * 2 + inverse](qh, kh, cos, sin, batch, seq, n, bhsd, rows);
+}
+
+/* The shared front of the entry points: configs, the empty call, the views. *empty is set when there is
+ * nothing to rotate (batch * seq == 0), which is not an error. */
+static pe_status pe__apply_begin(pe__view *qv, pe__view *kv, int *empty, const pe_rope *rope, void *q, void *k,
+                                 const void *table, const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg) {
+    *empty = 0;
+    if (!rope || !cfg || (k && !kcfg)) return PE_ERR_NULL;
+    pe_status st = pe__apply_configs(cfg, k ? kcfg : NULL);
+    if (st != PE_OK) return st;
+    if ((int64_t)cfg->batch * cfg->seq == 0) {
+        *empty = 1;
         return PE_OK;
     }
-    float *xv = (float *)x + (size_t)cfg->offset;
-    /* four instantiations so the pairing and the direction are never decided inside the loops */
-    if (interleaved && inverse)
-        pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 1, 1);
-    else if (interleaved)
-        pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 1, 0);
-    else if (inverse)
-        pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 0, 1);
-    else
-        pe__apply(xv, cos, sin, batch, seq, heads, g, n, bhsd, rows, 0, 0);
+    if (!q || !table) return PE_ERR_NULL;
+    /* every index below is a size_t product of these: the views and the tables must be addressable */
+    st = pe__view_of(qv, q, cfg, rope->config.head_dim);
+    if (st != PE_OK) return st;
+    kv->x = NULL;
+    kv->heads = 0;
+    kv->g = qv->g;
+    if (k) {
+        st = pe__view_of(kv, k, kcfg, rope->config.head_dim);
+        if (st != PE_OK) return st;
+    }
+    if (!pe__floats_fit3(cfg->per_batch_rows ? cfg->batch : 1, cfg->seq, rope->n_freq)) return PE_ERR_SHAPE;
+    return PE_OK;
+}
+
+pe_status pe_rope_apply_qk(const pe_rope *rope, void *q, void *k, const float *cos, const float *sin,
+                           const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg) {
+    pe__view qv, kv;
+    int empty;
+    pe_status st = pe__apply_begin(&qv, &kv, &empty, rope, q, k, cos && sin ? cos : NULL, cfg, kcfg);
+    if (st != PE_OK || empty) return st;
+    pe__run(&qv, &kv, cos, sin, cfg->batch, cfg->seq, rope->n_freq, cfg->layout == PE_LAYOUT_BHSD,
+            cfg->per_batch_rows != 0, cfg->dtype, rope->config.pairing == PE_PAIRING_INTERLEAVED,
+            cfg->rotation == PE_ROTATE_INVERSE);
+    return PE_OK;
+}
+
+pe_status pe_rope_apply(const pe_rope *rope, void *x, const float *cos, const float *sin,
+                        const pe_rope_apply_config *cfg) {
+    // x holds (batch, seq, heads) head vectors of head_dim floats; head (b, s, h) at x + offset + b*strides.batch
+    // + s*strides.seq + h*strides.heads (dense BSHD or BHSD by default); cos/sin are (rows, n_freq).
+    return pe_rope_apply_qk(rope, x, NULL, cos, sin, cfg, NULL);
+}
+
+/* The fused path computes its rows PE__FUSED_ROWS at a time on the stack and rotates every head that uses
+ * them before the next: no table is written to memory and read back. */
+#define PE__FUSED_ROWS 4
+
+pe_status pe_rope_apply_positions(const pe_rope *rope, void *q, void *k, float *cos_out, float *sin_out,
+                                  const int32_t *positions, int64_t seq_len, double extra_scale,
+                                  const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg) {
+    pe__view qv, kv;
+    int empty;
+    pe_status st = pe__apply_begin(&qv, &kv, &empty, rope, q, k, positions, cfg, kcfg);
+    if (st != PE_OK || empty) return st;
+    /* the checks and the choices of pe_rope_cos_sin, so that the rows are the table's bit for bit */
+    const int32_t batch = cfg->batch, seq = cfg->seq, per_batch = cfg->per_batch_rows != 0;
+    const int32_t n_positions = per_batch ? batch * seq : seq; /* fits: checked by pe__apply_begin */
+    if (seq_len < PE_SEQ_LEN_FROM_POSITIONS) return PE_ERR_SEQ_LEN;
+    if (!isfinite(extra_scale)) return PE_ERR_SCALE;
+    int32_t max_position = 0;
+    st = pe_positions_max(&max_position, positions, n_positions);
+    if (st != PE_OK) return st;
+    if (seq_len == PE_SEQ_LEN_FROM_POSITIONS) seq_len = (int64_t)max_position + 1;
+    const double scale_d = rope->attention_scaling * extra_scale;
+    if (!(fabs(scale_d) <= PE_ROPE_MAX_SCALE)) return PE_ERR_SCALE;
+    const float scale = (float)scale_d;
+    double scratch[PE_ROPE_MAX_FREQ];
+    const double *inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
+    if (!inv_freq) return PE_ERR_FACTOR;
+
+    const int32_t n = rope->n_freq;
+    const int bhsd = cfg->layout == PE_LAYOUT_BHSD, interleaved = rope->config.pairing == PE_PAIRING_INTERLEAVED;
+    const int inverse = cfg->rotation == PE_ROTATE_INVERSE;
+    const size_t esz = cfg->dtype == PE_DTYPE_FLOAT32 ? 4u : 2u;
+    float cos_buf[PE__FUSED_ROWS * PE_ROPE_MAX_FREQ], sin_buf[PE__FUSED_ROWS * PE_ROPE_MAX_FREQ];
+    const int keep = cos_out && sin_out; /* the rows go to the caller's table, else to the stack */
+    double pair_pos[PE_ROPE_MAX_FREQ];
+    /* shared rows serve the whole batch at once; per-sequence rows one sequence at a time */
+    const int32_t n_groups = per_batch ? batch : 1, group_batch = per_batch ? 1 : batch;
+    for (int32_t b = 0; b < n_groups; b++) {
+        pe__view qb = qv, kb = kv;
+        if (per_batch) {
+            qb.x = (char *)qv.x + (size_t)b * qv.g.sb * esz;
+            if (kv.heads) kb.x = (char *)kv.x + (size_t)b * kv.g.sb * esz;
+        }
+        for (int32_t s0 = 0; s0 < seq; s0 += PE__FUSED_ROWS) {
+            const int32_t r = seq - s0 < PE__FUSED_ROWS ? seq - s0 : PE__FUSED_ROWS;
+            const size_t p0 = (size_t)b * (per_batch ? (size_t)seq : 0u) + (size_t)s0; /* first row's index */
+            float *cos = keep ? cos_out + p0 * (size_t)n : cos_buf, *sin = keep ? sin_out + p0 * (size_t)n : sin_buf;
+            for (int32_t t = 0; t < r; t++) {
+                const double pos = (double)positions[p0 + (size_t)t];
+                for (int32_t i = 0; i < n; i++) pair_pos[i] = pos;
+                pe__rope_cos_sin_row_pairs(cos + (size_t)t * n, sin + (size_t)t * n, pair_pos, inv_freq, n, scale);
+            }
+            const pe__view qs = pe__view_at(qb, s0, esz), ks = pe__view_at(kb, s0, esz);
+            pe__run(&qs, &ks, cos, sin, group_batch, r, n, bhsd, 0, cfg->dtype, interleaved, inverse);
+        }
+    }
     return PE_OK;
 }

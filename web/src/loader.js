@@ -68,7 +68,7 @@ export async function instantiate(module, simd, modelSource) {
   const ex = (await instantiateModule(module)).exports;
   const required = ['memory', 'malloc', 'free', 'pe_status_string', 'pe_abi_status_count', 'pe_abi_status_name'];
   required.push('pe_abi_limit_count', 'pe_abi_limit_name', 'pe_abi_limit_value', 'pe_abi_rope_layout');
-  required.push('pe_rope_init', 'pe_rope_cos_sin', 'pe_rope_apply');
+  required.push('pe_rope_init', 'pe_rope_cos_sin', 'pe_rope_apply', 'pe_rope_apply_qk', 'pe_rope_apply_positions');
   required.push('pe_sinusoidal_table', 'pe_sinusoidal_add', 'pe_learned_lookup', 'pe_learned_add');
   required.push('pe_alibi_slopes', 'pe_alibi_bias', 'pe_alibi_bias_from_mask', 'pe_attention_scratch_size', 'pe_attention');
   for (const name of required) {

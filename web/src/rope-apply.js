@@ -8,8 +8,8 @@ import { SLOT, MAX_TENSOR_LENGTH } from './memory.js';
 import { locateData, stageData, returnData, dataOverlap } from './memory-dtype.js';
 import { readShape, LAYOUTS } from './rope-view.js';
 import { resolveDtype, halfIn } from './rope-dtype.js';
-import { applyConfig } from './rope-apply-config.js';
-import { applyStrided, applyTable } from './rope-strided.js';
+import { applyConfig, kApplyConfig } from './rope-apply-config.js';
+import { applyStrided, applyTable, rotateQK } from './rope-strided.js';
 
 const APPLY = 'rope.apply';
 const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype', 'strides', 'offset', 'kStrides', 'kOffset');
@@ -149,11 +149,8 @@ export function applyRope(st, x, options) {
 
   // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
   // inverse rotation divides the factor back out: inverse(apply(x)) == x.
-  const rows = applyTable(st, o, B, S, seqLen, inverse ? st.inverseScale : 1);
-  const cosPtr = st.tabPtr;
-  const sinPtr = cosPtr + st.tabCap * 4;
-
-  const ex = st.ctx.exports;
+  const extra = inverse ? st.inverseScale : 1;
+  const rows = applyTable(st, o, B, S, seqLen, extra);
   const perBatch = rows !== S ? 1 : 0;
   const rotation = inverse ? st.rotateInverse : st.rotateForward;
   // both blocks first, then the copies: no allocation after a copy
@@ -161,11 +158,10 @@ export function applyRope(st, x, options) {
   const kPtr = hasK ? stageData(heap, k, kLoc, kTotal, dtype, SLOT.K, APPLY, false) : 0;
   if (xLoc === -1) copyIn(heap, x, xPtr, total, dtype);
   if (kLoc === -1 && hasK) copyIn(heap, k, kPtr, kTotal, dtype);
-  let status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype));
-  if (status !== 0) throw st.ctx.statusError(APPLY, status);
+  // q and k in one kernel call (each cos/sin vector loaded once for a head of each), by the table or fused
+  const kCfg = hasK ? kApplyConfig(st, B, S, kH, layout, perBatch, rotation, dtype) : 0;
+  rotateQK(st, xPtr, kPtr, applyConfig(st, B, S, H, layout, perBatch, rotation, dtype), kCfg, rows, seqLen, extra);
   if (hasK) {
-    status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, applyConfig(st, B, S, kH, layout, perBatch, rotation, dtype));
-    if (status !== 0) throw st.ctx.statusError(APPLY, status);
     if (kLoc === -1) returnData(heap, k, kLoc, kPtr, kTotal, dtype);
   }
   return returnData(heap, x, xLoc, xPtr, total, dtype);

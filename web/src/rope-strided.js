@@ -8,7 +8,7 @@ import { SLOT, MAX_TENSOR_LENGTH, float32Length } from './memory.js';
 import { returnData, halfLength, locateData } from './memory-dtype.js';
 import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
 import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
-import { positionsLength, tableHit, buildTable, rerotateTable } from './rope-table.js';
+import { positionsLength, tableHit, buildTable, rerotateTable, positionError, stageTableKey, reserveTable } from './rope-table.js';
 import { mropeRows, buildMropeTable, mropeRow, mropePairAxis } from './mrope.js';
 import { resolveDtype } from './rope-dtype.js';
 import { stridedConfig, clearStrides } from './rope-apply-config.js';
@@ -18,9 +18,20 @@ const X_NAMES = Object.freeze({ strides: 'options.strides', offset: 'options.off
 const K_NAMES = Object.freeze({ strides: 'options.kStrides', offset: 'options.kOffset', x: 'options.k' });
 
 /**
+ * The longest sequence (per batch entry) that rope.apply rotates by the fused kernel, pe_rope_apply_positions,
+ * when its positions' table is not the cached one: a decode step's new positions. Its cos/sin rows are computed
+ * inside the apply (the same rows, bit for bit) and used while in cache, so the step pays no separate table
+ * pass and one call fewer; the rows are also stored as the cached table. Longer sequences build the table first
+ * (bhsd reads each row once per head group, over all positions).
+ */
+export const FUSED_MAX_SEQ = 4;
+
+/**
  * options.positions: length seq (shared by the batch) or batch * seq (M-RoPE: three such streams); values are
  * checked when a table is built. Builds (or reuses) the rope's table for them; returns the row count. The one
- * table step of rope.apply, dense and strided alike.
+ * table step of rope.apply, dense and strided alike. For new positions of a short sequence (FUSED_MAX_SEQ) it
+ * builds nothing: st.fusedPos is then the pointer of the staged positions (else 0), and pe_rope_apply_positions
+ * (rotateQK) computes the rows inside the apply, keeping them in the table for the next call.
  */
 export function applyTable(st, o, B, S, seqLen, extra) {
   const p = o.positions;
@@ -42,10 +53,46 @@ export function applyTable(st, o, B, S, seqLen, extra) {
   if (rows * st.nFreq > MAX_TENSOR_LENGTH) {
     throw new RangeError(`${APPLY}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${rows * st.nFreq}`);
   }
+  st.fusedPos = 0;
   if (st.mrope !== null && positions !== null) {
     if (!tableHit(st, positions, 3 * rows, seqLen, extra)) buildMropeTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
-  } else if (!tableHit(st, positions, rows, seqLen, extra)) buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+  } else if (!tableHit(st, positions, rows, seqLen, extra)) {
+    if (positions !== null && S <= FUSED_MAX_SEQ) {
+      // the fused kernel fills the table as it goes: the key now, marked valid once the kernel succeeds
+      st.tabValid = false;
+      st.fusedPos = stageTableKey(st, APPLY, 'options.positions', positions, rows);
+      reserveTable(st, rows, APPLY);
+    } else {
+      buildTable(st, APPLY, 'options.positions', positions, rows, seqLen, extra);
+    }
+  }
   return rows;
+}
+
+/**
+ * Rotates q at qPtr (and k at kPtr unless 0) after applyTable: by the cached table, or fused from the staged
+ * positions. qCfg / kCfg: their config blocks. Throws the C status as rope.apply's error.
+ */
+export function rotateQK(st, qPtr, kPtr, qCfg, kCfg, rows, seqLen, extra) {
+  const ex = st.ctx.exports;
+  const posPtr = st.fusedPos;
+  if (posPtr !== 0) {
+    st.fusedPos = 0;
+    const sl = seqLen === -1 ? st.seqLenFromPositions : BigInt(seqLen);
+    const cosPtr = st.tabPtr;
+    const status = ex.pe_rope_apply_positions(st.ptr, qPtr, kPtr, cosPtr, cosPtr + st.tabCap * 4, posPtr, sl, extra, qCfg, kCfg);
+    if (status !== 0) throw positionError(st, APPLY, 'options.positions', posPtr, rows, status);
+    // the kernel kept its rows in the table: the next call with these positions reads them
+    st.tabRows = rows;
+    st.tabIota = false;
+    st.tabSeqLen = seqLen;
+    st.tabExtra = extra;
+    st.tabValid = true;
+    return;
+  }
+  const cosPtr = st.tabPtr;
+  const status = ex.pe_rope_apply_qk(st.ptr, qPtr, kPtr, cosPtr, cosPtr + st.tabCap * 4, qCfg, kCfg);
+  if (status !== 0) throw st.ctx.statusError(APPLY, status);
 }
 
 /**
@@ -110,8 +157,6 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
   }
   const extra = inverse ? st.inverseScale : 1;
   const rows = applyTable(st, o, B, S, seqLen, extra);
-  const cosPtr = st.tabPtr;
-  const sinPtr = cosPtr + st.tabCap * 4;
   const perBatch = rows !== S ? 1 : 0;
 
   // the pointers the kernel works on: a view's first element, in place or in a copy of the touched span
@@ -138,10 +183,10 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
     if (xSpan !== null) copySpanIn(heap, xSpan, xPtr);
     if (kSpan !== null) copySpanIn(heap, kSpan, kPtr);
   }
-  const ex = st.ctx.exports;
   // A per-token fused QKV buffer (k's heads continue q's: same batch, seq and heads strides, k's first head
-  // where q's heads + 1 would be) is one view of heads + kHeads heads: rotated in one pass over each token's
-  // q | k block instead of two passes over the buffer. Each head vector gets the same arithmetic either way.
+  // where q's heads + 1 would be) is one view of heads + kHeads heads: one view's loop walks each token's q | k
+  // block with one stride. Otherwise q and k go to pe_rope_apply_qk together (each token's or head group's
+  // cos/sin row loaded once for both). Each head vector gets the same arithmetic either way.
   let merged = false;
   if (kv !== null && xv.sb === kv.sb && xv.ss === kv.ss) {
     const sh = H > 1 ? xv.sh : kH > 1 ? kv.sh : D;
@@ -154,17 +199,14 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
   }
   try {
     if (merged) {
-      const status = ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H + kH, layout, perBatch, rotation, st.kView, dtype));
-      if (status !== 0) throw st.ctx.statusError(APPLY, status);
-      kv = null;
-    }
-    let status = merged ? 0 : ex.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype));
-    if (status !== 0) throw st.ctx.statusError(APPLY, status);
-    if (kv !== null) {
-      status = ex.pe_rope_apply(st.ptr, kPtr, cosPtr, sinPtr, stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype));
-      if (status !== 0) throw st.ctx.statusError(APPLY, status);
+      rotateQK(st, xPtr, 0, stridedConfig(st, B, S, H + kH, layout, perBatch, rotation, st.kView, dtype), 0, rows, seqLen, extra);
+    } else {
+      const qCfg = stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype);
+      const kCfg = kv !== null ? stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype, true) : 0;
+      rotateQK(st, xPtr, kv !== null ? kPtr : 0, qCfg, kCfg, rows, seqLen, extra);
     }
   } finally {
+    st.fusedPos = 0;
     clearStrides(st);
   }
   if (xSpan !== null) unstageSpan(heap, xSpan, xSpanPtr);

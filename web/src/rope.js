@@ -299,9 +299,10 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
   const where = names.where;
   const layout = ctx.ropeLayout;
   const cfg = writeRopeConfig(ctx, request);
-  // the pe_rope, then its pe_rope_apply_config (sizeof(pe_rope) is a multiple of 8: aligned for it), zeroed so
-  // fields this wrapper does not set keep their zero default, then its pe_mrope_config (int32s)
-  const extraSize = layout.apply.size + layout.mrope.size;
+  // the pe_rope, then its two pe_rope_apply_configs (x's or q's, and k's; sizeof(pe_rope) and the config's size
+  // are multiples of 8: aligned for them), zeroed so fields this wrapper does not set keep their zero default,
+  // then its pe_mrope_config (int32s)
+  const extraSize = 2 * layout.apply.size + layout.mrope.size;
   const ptr = heap.malloc(layout.ropeSize + extraSize, where, 'the pe_rope');
   heap.u8.fill(0, ptr + layout.ropeSize, ptr + layout.ropeSize + extraSize);
   const status = ex.pe_rope_init(ptr, cfg);
@@ -326,9 +327,12 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     ctx,
     ptr,
     applyPtr: ptr + layout.ropeSize,
+    kApplyPtr: ptr + layout.ropeSize + layout.apply.size,
     mrope: request.mrope ?? null, // mrope.js: { section, interleaved }
-    mropePtr: ptr + layout.ropeSize + layout.apply.size,
-    applied: new Int32Array(7).fill(-1), // what the apply config block holds (-1: nothing yet)
+    mropePtr: ptr + layout.ropeSize + 2 * layout.apply.size,
+    applied: new Int32Array(7).fill(-1), // what the apply config blocks hold (-1: nothing yet)
+    kApplied: new Int32Array(7).fill(-1),
+    fusedPos: 0, // rope-strided.js applyTable: staged positions for the fused kernel, or 0 (the table)
     xView: newView(), // strided calls: x's and k's resolved views (rope-view.js), reused
     kView: newView(),
     config,
