@@ -203,6 +203,8 @@ static int pe__cmd_train(int argc, char **argv) {
     o.data_seed = PE__DATA_SEED;
     o.log_every = log_every;
     o.label = label;
+    o.loss_log = (double *)malloc((size_t)h.steps * sizeof(double));
+    if (!o.loss_log) return 1;
     const double final_loss = pe__train_run(&tr, &task, &o);
 
     /* files: safetensors first, then evaluate through the loader (what the playground will read) */
@@ -212,6 +214,9 @@ static int pe__cmd_train(int argc, char **argv) {
     char path[1024];
     snprintf(path, sizeof path, "%s/model.safetensors", out);
     if (!pe__write_file(path, st.data, st.len)) return 1;
+    snprintf(path, sizeof path, "%s/train-log.json", out);
+    if (!pe__write_train_log(path, label, &o, h.batch, T)) return 1;
+    free(o.loss_log);
 
     pe_model m;
     size_t nw;

@@ -7,6 +7,8 @@
 //                               and .u-legend anywhere on the page), and KaTeX's font families are renamed
 //                               pe-KaTeX_* so a host page's own KaTeX keeps its fonts
 
+import { roleCss } from './palette.js';
+
 const added = new Set();
 
 /** Splits a selector list at its top-level commas (not those inside :is(…), :not(…), […]). */
@@ -61,7 +63,7 @@ export function addStyle(id, css, { scope = false } = {}) {
 }
 
 export function ensureStyles() {
-  addStyle('pe-base', BASE);
+  addStyle('pe-base', `${BASE}\n${roleCss()}`);
 }
 
 const BASE = `
