@@ -40,5 +40,8 @@ export const qk = Object.freeze({
 
 /** CSS for the role classes (.pe-role-q …, and .pe-role-q-bg … for tinted backgrounds), scoped by the caller. */
 export function roleCss(scope = '.pe-widget') {
-  return Object.keys(ROLE).map((r) => `${scope} .pe-role-${r} { color: ${ROLE[r]}; }\n${scope} .pe-role-${r}-bg { background: ${ROLE_TINT[r]}; box-shadow: inset 0 0 0 2px ${ROLE[r]}; }`).join('\n');
+  const one = Object.keys(ROLE).map((r) => `${scope} .pe-role-${r} { color: ${ROLE[r]}; }\n${scope} .pe-role-${r}-bg { background: ${ROLE_TINT[r]}; box-shadow: inset 0 0 0 2px ${ROLE[r]}; }`);
+  // a token that is both the query and the key (the diagonal): half of each
+  one.push(`${scope} .pe-role-q-bg.pe-role-k-bg { background: linear-gradient(90deg, ${ROLE_TINT.q} 50%, ${ROLE_TINT.k} 50%); box-shadow: inset 2px 0 0 ${ROLE.q}, inset -2px 0 0 ${ROLE.k}, inset 0 2px 0 ${ROLE.rel}, inset 0 -2px 0 ${ROLE.rel}; }`);
+  return one.join('\n');
 }
