@@ -24,11 +24,12 @@ export const ROLE_TINT = Object.freeze({
   rel: '#ece0f3',
 });
 
-/** KaTeX macros: \qc{…}, \kc{…}, \relc{…} colour their argument by role. */
+/** KaTeX macros: \qc{…}, \kc{…}, \relc{…} colour their argument by role. (In a macro body # followed by a digit
+ * is a parameter, so the colour's own # is written ##.) */
 export const MACROS = Object.freeze({
-  '\\qc': `\\textcolor{${ROLE.q}}{#1}`,
-  '\\kc': `\\textcolor{${ROLE.k}}{#1}`,
-  '\\relc': `\\textcolor{${ROLE.rel}}{#1}`,
+  '\\qc': `\\textcolor{#${ROLE.q}}{#1}`,
+  '\\kc': `\\textcolor{#${ROLE.k}}{#1}`,
+  '\\relc': `\\textcolor{#${ROLE.rel}}{#1}`,
 });
 
 /** TeX wrappers, for formulas built as strings: qk.q('q_m') -> '\\textcolor{#2f6db5}{q_m}'. */
