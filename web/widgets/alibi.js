@@ -111,7 +111,7 @@ class PeAlibi extends PeElement {
     );
   }
 
-  draw() {
+  async draw() {
     const pe = this.pe;
     const { heads: H, length: L, causal, seed } = this.state;
     const head = Math.min(this.state.head, H - 1);
@@ -128,7 +128,9 @@ class PeAlibi extends PeElement {
       h('tbody', {}, Array.from(slopes.subarray(0, 16), (m, i) => h('tr', {}, h('td', {}, String(i)), h('td', {}, `${fmt(m, 5)} = 2^${fmt(Math.log2(m), 4)}`))),
         H > 16 ? h('tr', {}, h('td', {}, '…'), h('td', {}, '…')) : null)));
 
-    // per-head bias matrices: up to 8 heads, spread over the range
+    // per-head bias matrices: up to 8 heads, spread over the range (after a language switch, in tasks of
+    // their own: the tiles, then the attention maps)
+    if (this.relabeling) await this.yieldIfLong();
     const bias = pe.alibiBias(H, L, L, { causal });
     const shown = [...new Set(Array.from({ length: Math.min(8, H) }, (_, j) => Math.round((j * (H - 1)) / Math.max(1, Math.min(8, H) - 1))))];
     let lo = 0;
@@ -142,6 +144,7 @@ class PeAlibi extends PeElement {
     });
     this.biasGrid.replaceChildren(...cells);
 
+    if (this.relabeling) await this.yieldIfLong();
     // attention without and with the bias, one head shown
     const d = 16;
     const q = randoms(L * H * d, seed).map((v) => v * 1.5);

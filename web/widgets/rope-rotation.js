@@ -329,7 +329,7 @@ class PeRopeRotation extends PeElement {
     if (this.playBtn) this.playBtn.textContent = this.t('rr.play');
   }
 
-  draw() {
+  async draw() {
     const s = this.state;
     const d = this.headDim;
     if (s.pair > d / 2 - 1) s.pair = d / 2 - 1;
@@ -341,12 +341,23 @@ class PeRopeRotation extends PeElement {
       return true;
     };
     const common = [d, s.base, s.pairing, s.seed].join();
+    // after a language switch every section redraws: one task each (yieldIfLong), not one long task
     if (this.show.has('rotation') && changed('rot', `${common}|${s.pair}|${s.m}|${s.n}`)) this.drawRotation();
-    if (this.show.has('relative') && changed('rel', `${common}|${s.m}|${s.n}|${s.shift}`)) this.drawRelative();
-    if (this.show.has('decay') && changed('decay', `${s.decayDim}|${s.base}|${s.decayMax}`)) this.drawDecay();
+    if (this.show.has('relative') && changed('rel', `${common}|${s.m}|${s.n}|${s.shift}`)) {
+      if (this.relabeling) await this.yieldIfLong();
+      this.drawRelative();
+    }
+    if (this.show.has('decay') && changed('decay', `${s.decayDim}|${s.base}|${s.decayMax}`)) {
+      if (this.relabeling) await this.yieldIfLong();
+      this.drawDecay();
+    }
     if (this.show.has('pairing') && changed('pairing', `${d}|${s.base}|${s.offset}|${s.seed}`)) {
+      if (this.relabeling) await this.yieldIfLong();
       this.drawPairing();
-      if (s.model && s.model !== 'none' && changed('model', `${s.model}|${s.seed}`)) return this.drawModel(s.seed);
+      if (s.model && s.model !== 'none' && changed('model', `${s.model}|${s.seed}`)) {
+        if (this.relabeling) await this.yieldIfLong();
+        return this.drawModel(s.seed);
+      }
     }
     return undefined;
   }
