@@ -377,7 +377,7 @@ class PeAttention extends PeElement {
       this.mapData.push({ box, w, n });
       heatmap(box, w, n, n, {
         scheme: 'grey', range: 1, xLabel: this.t('at.keyPos'), yLabel: this.t('at.queryPos'),
-        xColor: ROLE.k, yColor: ROLE.q, onCell: (r, c) => this.link(r, c),
+        xColor: ROLE.k, yColor: ROLE.q, onCell: (r, c, from) => this.link(r, c, from),
         height: Math.min(480, Math.max(240, 10 * n)), lang: this.lang, xNames: chars.map(cell), yNames: chars.map(cell),
         caption: this.t('at.headCaption', { l: layer, h: hd }), label: this.t('at.headCaption', { l: layer, h: hd }),
         readout: (r, c, v) => this.t('at.readout', { i: r, qc: cell(chars[r] ?? ''), j: c, kc: cell(chars[c] ?? ''), w: v === -Infinity ? '–' : fmt(v, 3) }),
@@ -392,8 +392,11 @@ PeAttention.prototype.link = linkCell;
  * Hovering or focusing cell (query i, key j) of one map marks the same cell in every map (with that map's own
  * weight in its readout) and the query and key characters in the input row; (-1, -1) clears.
  */
-function linkCell(i, j) {
+function linkCell(i, j, from) {
+  // a map the pointer leaves clears only what it marked itself (not the cell another map has keyboard focus on)
+  if (i < 0 && from && this.linkFrom && from !== this.linkFrom) return;
   const on = i >= 0 && j >= 0 && j <= i;
+  this.linkFrom = on ? from : null;
   for (const { box, w, n } of this.mapData ?? []) {
     const st = box._peHeatmap;
     if (!st) continue;

@@ -15,7 +15,7 @@
 //     transpose: false,           // draw values[r * cols + c] at x = r, y = c
 //     label: 'aria label',
 //     xColor: ROLE.k, yColor: ROLE.q,   // axis label and name colours (lib/palette.js roles), optional
-//     onCell: (r, c) => {},       // the pointer or the keyboard is on cell (r, c); (-1, -1) when it leaves.
+//     onCell: (r, c, hm) => {},   // the pointer or the keyboard is on cell (r, c) of figure hm; (-1, -1) when it leaves.
 //                                 // With onCell the canvas is focusable: arrows move a cell, Home/End, Escape leaves
 //   });
 //   hm.canvas                     // the <canvas>
@@ -224,8 +224,8 @@ export function heatmap(container, values, rows, cols, opts = {}) {
     const v = at(x, y);
     readout.textContent = opts.readout ? opts.readout(y, x, v) : t('pe.hover', { r: y, c: x, v: fmtNum(v) }, opts.lang);
     const [r, c] = opts.transpose ? [x, y] : [y, x];
-    if (opts.onCell) opts.onCell(r, c);
     st.cursor = { x, y };
+    if (opts.onCell) opts.onCell(r, c, st);
   };
   st.hover = (e) => {
     const r = canvas.getBoundingClientRect();
@@ -236,7 +236,7 @@ export function heatmap(container, values, rows, cols, opts = {}) {
   };
   st.leave = () => {
     st.cursor = null;
-    if (opts.onCell) opts.onCell(-1, -1);
+    if (opts.onCell) opts.onCell(-1, -1, st);
   };
   st.focusCell = () => {
     if (!opts.onCell) return;
