@@ -1,6 +1,6 @@
 // train.mjs — `npm run train`: trains every (task, position encoding) tiny model on the same data and budget
 // and writes them to web/playground/public/models/<task>-<encoding>/ (model.safetensors, config.json,
-// logits.json), plus the check sets (<task>-check.json) and index.json.
+// logits.json, train-log.json: every step's loss), plus the check sets (<task>-check.json) and index.json.
 //
 //   node scripts/train.mjs [--jobs 2] [--only copy-rope,lm-alibi] [--steps N] [--out DIR]
 //   node scripts/train.mjs --status      which shipped models were trained from this checkout's C sources

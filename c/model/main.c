@@ -1,8 +1,9 @@
 /* main.c — the posenc-model command line (native): train, eval, data, sample.
  *
  *   posenc-model train --task copy|lm --pe none|sinusoidal|learned|rope|alibi --out DIR [options]
- *       trains one model and writes DIR/model.safetensors, DIR/config.json (Hugging Face style) and
- *       DIR/logits.json (native logits of the first check sequence, for the native-vs-wasm test).
+ *       trains one model and writes DIR/model.safetensors, DIR/config.json (Hugging Face style),
+ *       DIR/logits.json (native logits of the first check sequence, for the native-vs-wasm test) and
+ *       DIR/train-log.json (the training loss of every step).
  *   posenc-model eval DIR [--tokens N] [--factors 1,2,4,8]
  *       JSON lines: loss / accuracy at each length (x the training length), with RoPE scalings for RoPE
  *       models and sliding-window evaluation for the LM.
