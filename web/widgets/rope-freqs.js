@@ -118,8 +118,8 @@ class PeRopeFreqs extends PeElement {
   render() {
     const L = this.loaded?.model.numLayers ?? 2, H = this.loaded?.model.numHeads ?? 4;
     this.body.append(h('h3', {}, this.t('rf.title')), h('p', {}, this.t('rf.intro')),
-      texRow(['\\overline{\\|\\qc{q_{[i]}}\\|} = \\frac1n\\sum_{t=0}^{n-1}\\sqrt{\\qc{q}_{t,i}^2 + \\qc{q}_{t,i+d/2}^2}',
-        '\\overline{\\|\\kc{k_{[i]}}\\|} = \\frac1n\\sum_{t=0}^{n-1}\\sqrt{\\kc{k}_{t,i}^2 + \\kc{k}_{t,i+d/2}^2}',
+      texRow(['\\overline{\\|\\qc{q_{[i]}}\\|} = \\tfrac1n\\textstyle\\sum_t \\|\\qc{q}_{t,[i]}\\|,\\quad \\overline{\\|\\kc{k_{[i]}}\\|} = \\tfrac1n\\textstyle\\sum_t \\|\\kc{k}_{t,[i]}\\|',
+        '\\|\\qc{q}_{t,[i]}\\|^2 = \\qc{q}_{t,i}^2 + \\qc{q}_{t,i+d/2}^2',
         '\\big|\\qc{\\tilde q_{[i]}}\\cdot\\kc{\\tilde k_{[i]}}\\big| \\le \\|\\qc{q_{[i]}}\\|\\,\\|\\kc{k_{[i]}}\\|,\\quad \\theta_i = b^{-2i/d}']),
       controls(
         select(this, { key: 'model', label: 'rf.model', options: MODELS.map((m) => [m, `rf.m.${m}`]) }),

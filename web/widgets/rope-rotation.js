@@ -534,7 +534,8 @@ class PeRopeRotation extends PeElement {
       else {
         chart(this.relChart, {
           x: xs,
-          series: [{ label: this.t('rr.chart.both'), values: both, width: 2.5 }, { label: this.t('rr.chart.qonly'), values: qo, width: 1.5 }],
+          // both moved: only the relative angle matters (its colour); the query alone moved: the query's colour
+          series: [{ label: this.t('rr.chart.both'), values: both, width: 2.5, color: ROLE.rel }, { label: this.t('rr.chart.qonly'), values: qo, width: 1.5, color: ROLE.q }],
           xLabel: this.t('rr.chart.x'), yLabel: this.t('rr.chart.y'), height: 220, label: this.t('rr.rel.title'),
         });
       }

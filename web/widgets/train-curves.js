@@ -36,7 +36,7 @@ registerStrings({
     'tc.col.last': 'loss at step {n}',
     'tc.col.tail': 'mean of the last {n} steps',
     'tc.col.check': 'check set after training',
-    'tc.missing': 'no training log shipped for {name}',
+    'tc.missing': 'No training log is shipped for {name}.',
     'tc.note': '{steps} steps of {batch} sequences of {len} tokens; AdamW, learning rate warmed up over {warmup} steps, then a cosine decay. Each step’s loss is measured on that step’s batch before the update, so it is an estimate of the loss on data the model has not yet trained on.',
     'tc.loading': 'loading the training logs…',
   },
@@ -62,7 +62,7 @@ registerStrings({
     'tc.col.last': '第 {n} 步的损失',
     'tc.col.tail': '最后 {n} 步的平均',
     'tc.col.check': '训练后在检查集上',
-    'tc.missing': '{name} 没有附带训练日志',
+    'tc.missing': '{name} 没有附带训练日志。',
     'tc.note': '共 {steps} 步，每步 {batch} 条长 {len} 个词元的序列；AdamW 优化器，学习率先在 {warmup} 步内预热，再按余弦衰减。每一步的损失是在这一步的批次上、更新参数之前测得的，所以它估计的是模型在还没训练过的数据上的损失。',
     'tc.loading': '正在加载训练日志…',
   },
@@ -136,7 +136,7 @@ class PeTrainCurves extends PeElement {
     if (!this.body) return;
     const have = ENCODINGS.filter((e) => logs[e]);
     const missing = ENCODINGS.filter((e) => !logs[e]);
-    this.msg.replaceChildren(...missing.map((e) => h('p', { class: 'pe-note', 'data-missing': e }, this.t('tc.missing', { name: `${s.task}-${e}` }))));
+    this.msg.replaceChildren(missing.length ? h('p', { class: 'pe-note', 'data-missing': missing.join(',') }, this.t('tc.missing', { name: missing.map((e) => `${s.task}-${e}`).join(', ') })) : '');
     if (!have.length) {
       this.chartBox.replaceChildren();
       this.tableBox.replaceChildren();
