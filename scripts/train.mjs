@@ -129,6 +129,8 @@ async function main() {
         max_position_embeddings: cfg.max_position_embeddings,
         loss: ev.loss,
         accuracy: ev.accuracy,
+        // the playground's training curves fetch only the logs listed here (no request that can 404)
+        ...(existsSync(join(opts.out, `${task}-${pe}`, 'train-log.json')) ? { train_log: `${task}-${pe}/train-log.json` } : {}),
       });
     }
   }

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { repoRoot, serveStatic, launchChromium, buildSite } from '../tests/browser/lib.js';
 
 const TAGS = ['pe-why-position', 'pe-sinusoidal', 'pe-learned', 'pe-rope-rotation', 'pe-heatmap', 'pe-alibi',
-  'pe-scaling', 'pe-attention', 'pe-extrapolation', 'pe-precision', 'pe-aliasing', 'pe-speed', 'pe-pitfalls'];
+  'pe-scaling', 'pe-attention', 'pe-extrapolation', 'pe-precision', 'pe-aliasing', 'pe-speed', 'pe-pitfalls',
+  'pe-rope-freqs', 'pe-train-curves'];
 const onlyArg = process.argv.indexOf('--only');
 const MEASURE = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : TAGS;
 const { HEIGHTS: KEPT } = await import('../web/widgets/lib/heights.js');

@@ -610,13 +610,6 @@ export class PeElement extends HTMLElement {
     }
     this.dataset.draws = String(Number(this.dataset.draws ?? 0) + 1);
     this.dataset.state = 'ready';
-    // a drawn widget off screen is skipped by style and layout (content-visibility: auto in lib/style.js), so a
-    // page-wide restyle (<html lang> after a language switch) costs only the widgets in view; it keeps the
-    // height it last had on screen, or this one until it has been on screen
-    requestAnimationFrame(() => {
-      const hgt = Math.round(this.getBoundingClientRect().height);
-      if (hgt > 0) this.style.containIntrinsicSize = `auto ${hgt}px`;
-    });
   }
 
   busy(promise) {

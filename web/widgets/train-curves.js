@@ -117,9 +117,13 @@ class PeTrainCurves extends PeElement {
   async logs(task) {
     this.cache ??= new Map();
     if (!this.cache.has(task)) {
+      // index.json names the logs that are shipped (scripts/train.mjs), so a missing one is not a failed request
+      const index = this.modelsJson('index.json');
       const load = async (enc) => {
         const name = `${task}-${enc}`;
-        const [log, cfg] = await Promise.all([this.modelsJson(`${name}/train-log.json`).catch(() => null), this.modelConfig(name).catch(() => null)]);
+        const entry = (await index).models?.find((m) => m.name === name);
+        if (!entry?.train_log) return [enc, null];
+        const [log, cfg] = await Promise.all([this.modelsJson(entry.train_log), this.modelConfig(name).catch(() => null)]);
         return [enc, log && Array.isArray(log.loss) ? { ...log, check: cfg?.posenc?.evaluation?.in_distribution?.loss } : null];
       };
       const p = Promise.all(ENCODINGS.map(load)).then((pairs) => Object.fromEntries(pairs));

@@ -71,7 +71,6 @@ const BASE = `
   border-radius: 10px; background: #fff; color: #1d232a; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "PingFang SC",
   "Noto Sans CJK SC", "Microsoft YaHei", sans-serif; max-width: 100%; overflow-wrap: anywhere; }
 .pe-widget *, .pe-widget *::before, .pe-widget *::after { box-sizing: border-box; }
-.pe-widget[data-state="ready"] { content-visibility: auto; }
 /* a host page's element rules (p { color }, h3 { letter-spacing }, label { text-transform }, table { width: 100% })
    do not reach inside: what the widget does not set itself comes from the widget, not the page */
 .pe-widget :is(p, h3, h4, label, span, div, figure, figcaption, table, thead, tbody, tr, th, td, ul, li, output, strong) {
