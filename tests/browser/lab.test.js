@@ -8,13 +8,15 @@
 //   - training curves: each curve's first and last loss are the trainer's log (train-log.json beside the model),
 //     and the log's last 100 steps average to the final_train_loss the trainer wrote into config.json;
 //   - which frequencies the tiny RoPE model uses (Barbero et al. 2024): the per-pair norms of q and k in layer 0
-//     against a float64 computation from the safetensors weights on the sample input the widget shows.
+//     against a float64 computation from the safetensors weights on the sample input the widget shows;
+//   - the redraw after a language switch offers the browser a break between a widget's figures (yieldIfLong),
+//     while the element keeps its height; the times themselves are measured by scripts/bench-relabel.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, visibleTexts, isEnglish } from './lib.js';
+import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, visibleTexts, isEnglish, languageDrawn } from './lib.js';
 import { ROLE } from '../../web/widgets/lib/palette.js';
 import { parseSafetensors, readTensor } from '../../web/src/model.js';
 
@@ -34,6 +36,7 @@ const BODY = {
   lab: '<pe-attention id="at"></pe-attention>',
   curves: '<pe-train-curves id="tc" smooth="1"></pe-train-curves>',
   freqs: '<pe-rope-freqs id="rf"></pe-rope-freqs>',
+  relabel: '<pe-lang-toggle></pe-lang-toggle><pe-rope-rotation id="rr" eager></pe-rope-rotation><pe-learned id="le" eager></pe-learned><pe-sinusoidal id="si" eager></pe-sinusoidal>',
 };
 
 before(async () => {
@@ -287,3 +290,46 @@ for (const lang of ['en', 'zh']) {
     }
   });
 }
+
+// The mechanism behind short tasks after a language switch (no timing asserted): during the redraw that follows a
+// switch, the widgets of several figures call yieldIfLong() between them, and only then; their height holds.
+test('after a language switch, widgets of several figures redraw in parts and keep their height', async () => {
+  const p = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const errors = collectErrors(p);
+  await p.addInitScript(() => {
+    window.__yields = [];
+    const define = customElements.define.bind(customElements);
+    customElements.define = (tag, cls, o) => {
+      const y = cls.prototype.yieldIfLong;
+      if (tag.startsWith('pe-') && y && !Object.hasOwn(cls.prototype, 'yieldIfLong')) {
+        cls.prototype.yieldIfLong = function (...a) {
+          window.__yields.push({ tag, relabeling: this.relabeling, minHeight: this.style.minHeight });
+          return y.apply(this, a);
+        };
+      }
+      return define(tag, cls, o);
+    };
+  });
+  try {
+    await p.goto(`${server.url}lab-relabel-en.html`);
+    for (const s of ['#rr', '#le', '#si']) await settle(p, s);
+    const heights = await p.$$eval('#rr, #le, #si', (els) => els.map((e) => e.getBoundingClientRect().height));
+    assert.deepEqual(await p.evaluate(() => window.__yields.filter((y) => y.relabeling)), [], 'no yield in a first draw');
+    await p.evaluate(() => { window.__yields = []; });
+    await p.click('pe-lang-toggle button');
+    await languageDrawn(p, 'zh', { timeout: 120_000 });
+    const ys = await p.evaluate(() => window.__yields);
+    const count = (tag) => ys.filter((y) => y.tag === tag && y.relabeling).length;
+    assert.ok(count('pe-rope-rotation') >= 3, `rope-rotation: ${count('pe-rope-rotation')} breaks`);
+    assert.ok(count('pe-learned') >= 3, `learned: ${count('pe-learned')} breaks`);
+    assert.ok(count('pe-sinusoidal') >= 2, `sinusoidal: ${count('pe-sinusoidal')} breaks`);
+    // while a widget redraws in parts, it holds the height it had
+    for (const y of ys) assert.ok(y.minHeight.endsWith('px'), `${y.tag} held no height during its redraw`);
+    const after = await p.$$eval('#rr, #le, #si', (els) => els.map((e) => e.getBoundingClientRect().height));
+    for (let i = 0; i < 3; i++) assert.ok(Math.abs(after[i] - heights[i]) < 0.1 * heights[i], `height ${heights[i]} -> ${after[i]}`);
+    assert.deepEqual(await englishLeft(p, '#rr'), []);
+    assert.deepEqual(errors, []);
+  } finally {
+    await p.close();
+  }
+});
