@@ -430,7 +430,8 @@ export class TinyModel {
     const wantQk = !!options.qk;
     const qkFloats = wantQk ? this.numLayers * n * this.hiddenSize : 0;
     const bufBytes = 4 * (n + n * V + attnFloats + 2 * qkFloats); // one block: tokens | logits | attention | q | k
-    const what = `${n} tokens' ids, logits${wantAttention ? ', attention weights' : ''}${wantQk ? ', queries and keys' : ''}`;
+    const extra = [wantAttention && 'attention weights', wantQk && 'queries and keys'].filter(Boolean);
+    const what = `${n} tokens' ids, logits${extra.length ? ` and ${extra.join(' and ')}` : ''}`;
     checkBytes(bufBytes, 'forward', what);
     if (ex.pe_model_scratch_size(outPtr, m, n) !== PE_OK) throw new RangeError(`forward: ${this.#p.message(m)}`);
     const scratchBytes = 4 * readU32(heap, outPtr);
