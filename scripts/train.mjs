@@ -1,6 +1,6 @@
 // train.mjs — `npm run train`: trains every (task, position encoding) tiny model on the same data and budget
 // and writes them to web/playground/public/models/<task>-<encoding>/ (model.safetensors, config.json,
-// logits.json), plus the check sets (<task>-check.json) and index.json.
+// logits.json, train-log.json: every step's loss), plus the check sets (<task>-check.json) and index.json.
 //
 //   node scripts/train.mjs [--jobs 2] [--only copy-rope,lm-alibi] [--steps N] [--out DIR]
 //   node scripts/train.mjs --status      which shipped models were trained from this checkout's C sources
@@ -129,6 +129,8 @@ async function main() {
         max_position_embeddings: cfg.max_position_embeddings,
         loss: ev.loss,
         accuracy: ev.accuracy,
+        // the playground's training curves fetch only the logs listed here (no request that can 404)
+        ...(existsSync(join(opts.out, `${task}-${pe}`, 'train-log.json')) ? { train_log: `${task}-${pe}/train-log.json` } : {}),
       });
     }
   }

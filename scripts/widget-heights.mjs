@@ -10,7 +10,7 @@ import { repoRoot, serveStatic, launchChromium, buildSite } from '../tests/brows
 
 const TAGS = ['pe-why-position', 'pe-sinusoidal', 'pe-learned', 'pe-rope-rotation', 'pe-heatmap', 'pe-alibi',
   'pe-scaling', 'pe-attention', 'pe-extrapolation', 'pe-precision', 'pe-aliasing', 'pe-speed', 'pe-pitfalls',
-  'pe-rotation-addition', 'pe-mrope', 'pe-rope2d', 'pe-layer-schedule'];
+  'pe-rotation-addition', 'pe-mrope', 'pe-rope2d', 'pe-layer-schedule', 'pe-rope-freqs', 'pe-train-curves'];
 const onlyArg = process.argv.indexOf('--only');
 const MEASURE = onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : TAGS;
 const { HEIGHTS: KEPT } = await import('../web/widgets/lib/heights.js');

@@ -671,6 +671,15 @@ pe_status pe_model_scratch_size(size_t *n_floats, pe_model *m, int32_t seq_len);
 pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const int32_t *tokens, int32_t seq_len,
                            const pe_rope *rope, float *scratch, size_t n_scratch);
 
+/* pe_model_forward, and each layer's query and key projections as the layer makes them, before RoPE turns
+ * them: q_out, k_out are (num_hidden_layers, seq_len, num_attention_heads, head_dim), either may be NULL.
+ * (RoPE keeps each frequency pair's norm, so per-pair norms read the same before and after the rotation;
+ * Barbero et al. 2024 study which pairs a model uses through them.) The logits and attention are bit for bit
+ * those of pe_model_forward. PE_ERR_SHAPE when q_out / k_out take more bytes than size_t holds. */
+pe_status pe_model_forward_qk(pe_model *m, float *logits, float *attention, float *q_out, float *k_out,
+                              const int32_t *tokens, int32_t seq_len, const pe_rope *rope, float *scratch,
+                              size_t n_scratch);
+
 /* ---------------------------------------------------------------------------------------------- */
 /* ABI helper for the WebAssembly wrapper                                                         */
 /* ---------------------------------------------------------------------------------------------- */

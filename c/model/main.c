@@ -1,8 +1,9 @@
 /* main.c — the posenc-model command line (native): train, eval, data, sample.
  *
  *   posenc-model train --task copy|lm --pe none|sinusoidal|learned|rope|alibi --out DIR [options]
- *       trains one model and writes DIR/model.safetensors, DIR/config.json (Hugging Face style) and
- *       DIR/logits.json (native logits of the first check sequence, for the native-vs-wasm test).
+ *       trains one model and writes DIR/model.safetensors, DIR/config.json (Hugging Face style),
+ *       DIR/logits.json (native logits of the first check sequence, for the native-vs-wasm test) and
+ *       DIR/train-log.json (the training loss of every step).
  *   posenc-model eval DIR [--tokens N] [--factors 1,2,4,8]
  *       JSON lines: loss / accuracy at each length (x the training length), with RoPE scalings for RoPE
  *       models and sliding-window evaluation for the LM.
@@ -203,6 +204,8 @@ static int pe__cmd_train(int argc, char **argv) {
     o.data_seed = PE__DATA_SEED;
     o.log_every = log_every;
     o.label = label;
+    o.loss_log = (double *)malloc((size_t)h.steps * sizeof(double));
+    if (!o.loss_log) return 1;
     const double final_loss = pe__train_run(&tr, &task, &o);
 
     /* files: safetensors first, then evaluate through the loader (what the playground will read) */
@@ -212,6 +215,9 @@ static int pe__cmd_train(int argc, char **argv) {
     char path[1024];
     snprintf(path, sizeof path, "%s/model.safetensors", out);
     if (!pe__write_file(path, st.data, st.len)) return 1;
+    snprintf(path, sizeof path, "%s/train-log.json", out);
+    if (!pe__write_train_log(path, label, &o, h.batch, T)) return 1;
+    free(o.loss_log);
 
     pe_model m;
     size_t nw;

@@ -362,6 +362,9 @@ pe_status pe__model_forward_batch(const pe_model *m, const pe_rope *rope, const 
         pe__linear(A->q, A->h1, W->wq, N, D, D);
         pe__linear(A->k, A->h1, W->wk, N, D, D);
         pe__linear(A->v, A->h1, W->wv, N, D, D);
+        /* copies only: what the layer computes next is the same with or without them */
+        if (a->q_out) memcpy(a->q_out + (size_t)l * N * D, A->q, (size_t)N * D * sizeof(float));
+        if (a->k_out) memcpy(a->k_out + (size_t)l * N * D, A->k, (size_t)N * D * sizeof(float));
         if (use_rope) {
             const pe_rope_apply_config rc = {.batch = B, .seq = S, .heads = H}; /* BSHD, forward */
             st = pe_rope_apply(rope, A->q, a->cos, a->sin, &rc);
@@ -424,6 +427,12 @@ pe_status pe_model_scratch_size(size_t *n_floats, pe_model *m, int32_t seq_len) 
 
 pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const int32_t *tokens, int32_t seq_len,
                            const pe_rope *rope, float *scratch, size_t n_scratch) {
+    return pe_model_forward_qk(m, logits, attention, NULL, NULL, tokens, seq_len, rope, scratch, n_scratch);
+}
+
+pe_status pe_model_forward_qk(pe_model *m, float *logits, float *attention, float *q_out, float *k_out,
+                              const int32_t *tokens, int32_t seq_len, const pe_rope *rope, float *scratch,
+                              size_t n_scratch) {
     if (!m || !logits || !tokens || !scratch) return PE_ERR_NULL;
     pe__msg e = pe__msg_start(m->message, sizeof m->message);
     if (!m->embed_tokens) {
@@ -442,6 +451,8 @@ pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const i
     if (!pe__fits_size_t(&e, "forward: the scratch", seq_len, need) ||
         !pe__fits_size_t(&e, "forward: the logits", seq_len, (uint64_t)seq_len * (uint64_t)c->vocab_size))
         return PE_ERR_SHAPE;
+    const uint64_t qk_floats = (uint64_t)c->num_hidden_layers * (uint64_t)seq_len * (uint64_t)c->hidden_size;
+    if ((q_out || k_out) && !pe__fits_size_t(&e, "forward: q_out / k_out", seq_len, qk_floats)) return PE_ERR_SHAPE;
     const uint64_t attn_rows = (uint64_t)c->num_hidden_layers * (uint64_t)c->num_attention_heads * (uint64_t)seq_len;
     if (attention && attn_rows > SIZE_MAX / sizeof(float) / (uint64_t)seq_len) {
         pe__msg_s(&e, "forward: the attention weights for seq_len ");
@@ -507,6 +518,8 @@ pe_status pe_model_forward(pe_model *m, float *logits, float *attention, const i
     a.tmp = TMP;
     a.cos = COS;
     a.sin = SIN;
+    a.q_out = q_out;
+    a.k_out = k_out;
     const pe_status st = pe__model_forward_batch(m, rope ? rope : &m->rope, tokens, 1, seq_len, logits, &a);
     if (st != PE_OK) {
         pe__msg_s(&e, "forward: kernel failed: ");

@@ -96,11 +96,12 @@ typedef struct pe__layer_acts {
 
 typedef struct pe__acts {
     pe__layer_acts l[PE_MODEL_MAX_LAYERS];
-    float *x_out;     /* (N, D) after the last layer */
-    float *rmsf;      /* (N) */
-    float *hf;        /* (N, D) final RMSNorm output */
-    float *tmp;       /* (N, D) scratch */
-    float *cos, *sin; /* (S, head_dim / 2) RoPE tables for positions 0 .. S-1 (RoPE models) */
+    float *x_out;         /* (N, D) after the last layer */
+    float *rmsf;          /* (N) */
+    float *hf;            /* (N, D) final RMSNorm output */
+    float *tmp;           /* (N, D) scratch */
+    float *cos, *sin;     /* (S, head_dim / 2) RoPE tables for positions 0 .. S-1 (RoPE models) */
+    float *q_out, *k_out; /* NULL, or (layers, N, D): each layer's q and k before RoPE (pe_model_forward_qk) */
 } pe__acts;
 
 /* tokens (B, S) -> logits (B*S, V). rope: the RoPE to use (RoPE models), ignored otherwise. */

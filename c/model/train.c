@@ -568,6 +568,7 @@ double pe__train_run(pe__trainer *tr, const pe__task *task, const pe__train_opts
             lr = o->lr * (o->min_lr_frac + (1.0 - o->min_lr_frac) * 0.5 * (1.0 + cos(3.141592653589793 * p)));
         }
         pe__trainer_adamw(tr, &o->adamw, lr, step + 1);
+        if (o->loss_log) o->loss_log[step] = loss;
         if (step >= o->steps - tail) tail_loss += loss;
         log_loss += loss;
         log_n++;
@@ -588,4 +589,24 @@ double pe__train_run(pe__trainer *tr, const pe__task *task, const pe__train_opts
     free(tokens);
     free(targets);
     return tail ? tail_loss / (double)tail : 0;
+}
+
+int pe__write_train_log(const char *path, const char *label, const pe__train_opts *o, int32_t batch, int32_t seq) {
+    pe__buf b = {0};
+    pe__buf_puts(
+        &b,
+        "{\n  \"description\": \"training loss at every step: mean cross-entropy (nats, 6 significant digits) over the step's "
+        "scored targets, before that step's update; written by c/model/train.c\",\n  \"model\": ");
+    pe__buf_json_string(&b, label);
+    pe__buf_printf(&b, ",\n  \"steps\": %lld,\n  \"batch_size\": %d,\n  \"seq_len\": %d,\n  \"warmup_steps\": %lld,\n",
+                   (long long)o->steps, batch, seq, (long long)o->warmup);
+    pe__buf_puts(&b, "  \"loss\": [");
+    for (int64_t i = 0; i < o->steps; i++) {
+        pe__buf_puts(&b, i == 0 ? "\n    " : i % 10 ? ", " : ",\n    ");
+        pe__buf_printf(&b, "%.6g", o->loss_log[i]);
+    }
+    pe__buf_puts(&b, "\n  ]\n}\n");
+    const int ok = pe__write_file(path, b.data, b.len);
+    free(b.data);
+    return ok;
 }

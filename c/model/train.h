@@ -40,10 +40,15 @@ typedef struct pe__train_opts {
     uint64_t data_seed;
     int32_t log_every;
     const char *label; /* printed at the start of each progress line */
+    double *loss_log;  /* NULL, or steps doubles: each step's training loss (train-log.json; arithmetic unchanged) */
 } pe__train_opts;
 
 /* Returns the mean training loss over the last min(100, steps) steps. */
 double pe__train_run(pe__trainer *tr, const pe__task *task, const pe__train_opts *o);
+
+/* train-log.json: every step's training loss of a run, written beside its model.safetensors (the playground's
+ * training curves). Deterministic: losses printed with 6 significant digits (%.6g), enough for a curve. */
+int pe__write_train_log(const char *path, const char *label, const pe__train_opts *o, int32_t batch, int32_t seq);
 
 /* growing byte buffer */
 void pe__buf_puts(pe__buf *b, const char *s);

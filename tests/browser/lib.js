@@ -112,7 +112,8 @@ export async function settle(page, selector, { timeout = 30_000 } = {}) {
  * each pending one, as a reader would, and then back to where the page was.
  */
 export async function languageDrawn(page, lang, { timeout = 30_000 } = {}) {
-  const drawn = (l) => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => e.dataset.lang === l || e.hasAttribute('lang'));
+  // and done drawing: after a switch a widget of several figures draws them in tasks of their own (data-busy)
+  const drawn = (l) => [...document.querySelectorAll('.pe-widget[data-draws]')].every((e) => (e.dataset.lang === l || e.hasAttribute('lang')) && !e.dataset.busy);
   const scrollY = await page.evaluate(() => window.scrollY);
   const deadline = Date.now() + timeout;
   for (;;) {

@@ -246,6 +246,22 @@ static void test_safetensors(void) {
                 }
                 CHECK(fabs(s - 1) < 1e-5, "attention row sums to %g", s);
             }
+    /* pe_model_forward_qk: the same logits and attention bit for bit, and each layer's q and k as the trainer's
+     * forward made them for the same sequence (this model has no RoPE, so the trainer keeps them unturned) */
+    {
+        float logits2[TS * 13], attn2[2 * 2 * TS * TS], qo[2 * TS * 16], ko[2 * TS * 16];
+        CHECK_STATUS(pe_model_forward_qk(&m, logits2, attn2, qo, ko, tok + TS, TS, NULL, scratch, ns), PE_OK);
+        CHECK(memcmp(logits2, logits, sizeof logits) == 0, "forward_qk logits differ from forward's");
+        CHECK(memcmp(attn2, attn, sizeof attn) == 0, "forward_qk attention differs from forward's");
+        for (int l = 0; l < 2; l++) {
+            CHECK(memcmp(qo + (size_t)l * TS * 16, tr.a.l[l].q + (size_t)TS * 16, TS * 16 * sizeof(float)) == 0,
+                  "layer %d q differs from the trainer's", l);
+            CHECK(memcmp(ko + (size_t)l * TS * 16, tr.a.l[l].k + (size_t)TS * 16, TS * 16 * sizeof(float)) == 0,
+                  "layer %d k differs from the trainer's", l);
+        }
+        CHECK_STATUS(pe_model_forward_qk(&m, logits2, NULL, qo, NULL, tok + TS, TS, NULL, scratch, ns), PE_OK);
+        CHECK(memcmp(logits2, logits, sizeof logits) == 0, "forward_qk (k_out NULL) logits");
+    }
     /* forward errors */
     CHECK_STATUS(pe_model_forward(&m, logits, NULL, tok, TS, NULL, scratch, ns - 1), PE_ERR_SHAPE);
     CHECK_STATUS(pe_model_forward(&m, logits, NULL, tok, TS + 1, NULL, scratch, ns * 2), PE_ERR_OUT_OF_RANGE);

@@ -177,6 +177,76 @@ for (const [buildName, file] of builds) {
       model.free();
     });
 
+    // q and k (forward({ qk })) against float64 references: layer 0 from the weights (x0 = 8 E[token],
+    // RMSNorm, q = h Wq^T), and every layer through its own attention weights (softmax of the RoPE-turned q.k
+    // / sqrt(hd), turned here in double, half-split pairs, base rope_theta), which the model computed from them.
+    // Tolerances: float32 sums of 64 products of O(1) terms (layer 0, 1e-4 absolute); softmax weights of
+    // float32 scores of magnitude < 30 (1e-4).
+    test('forward({ qk }): each layer\'s q and k before RoPE; same logits and attention bit for bit', () => {
+      const { config, bytes } = readModel('copy-rope');
+      const model = api.loadModel(bytes, config);
+      const parsed = parseSafetensors(bytes);
+      const text = '.qhbe|qhbe.xkdmz|xkd';
+      const n = text.length, D = model.hiddenSize, H = model.numHeads, hd = D / H, L = model.numLayers;
+      const ids = model.encode(text);
+      const a = model.forward(ids, { attention: true, qk: true });
+      const b = model.forward(ids, { attention: true });
+      assert.deepEqual(a.logits, b.logits);
+      assert.deepEqual(a.attention, b.attention);
+      assert.equal(a.q.length, L * n * D);
+      assert.equal(a.k.length, L * n * D);
+      const E = readTensor(bytes, parsed, 'model.embed_tokens.weight');
+      const g = readTensor(bytes, parsed, 'model.layers.0.input_layernorm.weight');
+      const Wq = readTensor(bytes, parsed, 'model.layers.0.self_attn.q_proj.weight');
+      const Wk = readTensor(bytes, parsed, 'model.layers.0.self_attn.k_proj.weight');
+      let worst = 0;
+      for (let t = 0; t < n; t++) {
+        const x = Array.from({ length: D }, (_, i) => 8 * E[ids[t] * D + i]);
+        const r = 1 / Math.sqrt(x.reduce((s2, v) => s2 + v * v, 0) / D + 1e-5);
+        const hN = x.map((v, i) => v * r * g[i]);
+        for (let o = 0; o < D; o++) {
+          let q = 0, k = 0;
+          for (let i = 0; i < D; i++) { q += hN[i] * Wq[o * D + i]; k += hN[i] * Wk[o * D + i]; }
+          worst = Math.max(worst, Math.abs(a.q[t * D + o] - q), Math.abs(a.k[t * D + o] - k));
+        }
+      }
+      assert.ok(worst < 1e-4, `layer 0 q/k differ from the float64 reference by ${worst}`);
+      const theta = config.rope_theta;
+      const turn = (v, off, p) => {
+        const out = new Float64Array(hd);
+        for (let i = 0; i < hd / 2; i++) {
+          const ang = p * theta ** (-2 * i / hd), c = Math.cos(ang), s2 = Math.sin(ang);
+          const x1 = v[off + i], x2 = v[off + i + hd / 2];
+          out[i] = x1 * c - x2 * s2;
+          out[i + hd / 2] = x1 * s2 + x2 * c;
+        }
+        return out;
+      };
+      let worstP = 0;
+      for (let l = 0; l < L; l++) {
+        for (let h = 0; h < H; h++) {
+          for (let i = 0; i < n; i++) {
+            const qi = turn(a.q, (l * n + i) * D + h * hd, i);
+            const sc = [];
+            for (let j = 0; j <= i; j++) {
+              const kj = turn(a.k, (l * n + j) * D + h * hd, j);
+              let d = 0;
+              for (let x = 0; x < hd; x++) d += qi[x] * kj[x];
+              sc.push(d / Math.sqrt(hd));
+            }
+            const mx = Math.max(...sc);
+            const z = sc.reduce((s2, v) => s2 + Math.exp(v - mx), 0);
+            for (let j = 0; j <= i; j++) {
+              worstP = Math.max(worstP, Math.abs(Math.exp(sc[j] - mx) / z - a.attention[((l * H + h) * n + i) * n + j]));
+            }
+          }
+        }
+      }
+      assert.ok(worstP < 1e-4, `attention from the returned q, k differs by ${worstP}`);
+      assert.throws(() => model.forward(ids, { qK: true }), /did you mean qk/);
+      model.free();
+    });
+
     test('RoPE scalings run beyond the training length; other models reject them', () => {
       const { config, bytes } = readModel('copy-rope');
       const model = api.loadModel(bytes, config);

@@ -232,6 +232,8 @@ const fetched: TinyModel = await pe.fetchModel('models/copy-rope/', { fetch });
 const fwd = model.forward('abc', { attention: true, ropeScaling: { type: 'yarn', factor: 2 } });
 const logits: Float32Array = fwd.logits;
 const attention: Float32Array | undefined = fwd.attention;
+const qk = model.forward('abc', { qk: true });
+const qProj: Float32Array | undefined = qk.q, kProj: Float32Array | undefined = qk.k;
 const ev = fetched.evaluate(Int32Array.of(1, 2, 3), { targets: [2, 3] });
 const loss: number = ev.loss, accuracy: number = ev.accuracy;
 const tokens: Int32Array = model.encode('hello');
@@ -241,7 +243,7 @@ const viaModels: SafetensorsInfo = (await pe.models).parseSafetensors(safetensor
 const err: Error = new ModelFileError('bad file');
 // @ts-expect-error not a position encoding
 model.forward('abc', { ropeScaling: { type: 'longrope' } });
-use(logits, attention, loss, accuracy, text, info, viaModels, err);
+use(logits, attention, qProj, kProj, loss, accuracy, text, info, viaModels, err);
 model.free();
 fetched.free();
 

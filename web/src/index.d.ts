@@ -902,11 +902,12 @@ export interface TinyModel {
   readonly metadata: Readonly<Record<string, string>>;
   encode(text: string): Int32Array;
   decode(tokens: ArrayLike<number>): string;
-  /** logits are (seqLen, vocabSize); attention, when asked for, (layers, heads, seqLen, seqLen). */
+  /** logits are (seqLen, vocabSize); attention, when asked for, (layers, heads, seqLen, seqLen); q and k (qk: true),
+   * (layers, seqLen, heads, headDim): each layer's query and key projections before RoPE turns them. */
   forward(
     tokens: Int32Array | number[] | string,
-    options?: { attention?: boolean; ropeScaling?: RopeScalingOption | null },
-  ): { logits: Float32Array; attention?: Float32Array; seqLen: number; vocabSize: number };
+    options?: { attention?: boolean; qk?: boolean; ropeScaling?: RopeScalingOption | null },
+  ): { logits: Float32Array; attention?: Float32Array; q?: Float32Array; k?: Float32Array; seqLen: number; vocabSize: number };
   /** Next-token loss (nats) and accuracy. */
   evaluate(
     tokens: Int32Array | number[] | string,

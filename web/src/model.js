@@ -226,7 +226,7 @@ function exportsOf(x) {
 }
 
 const REQUIRED = ['memory', 'malloc', 'free', 'pe_model_struct_size', 'pe_model_open', 'pe_model_load', 'pe_model_message',
-  'pe_model_rope', 'pe_model_scratch_size', 'pe_model_forward', 'pe_abi_rope_config_layout', 'pe_status_string'];
+  'pe_model_rope', 'pe_model_scratch_size', 'pe_model_forward', 'pe_model_forward_qk', 'pe_abi_rope_config_layout', 'pe_status_string'];
 
 /**
  * The model API over one instantiated posenc wasm module: { loadModel, fetchModel, parseSafetensors,
@@ -410,12 +410,14 @@ export class TinyModel {
   /**
    * Runs the model on tokens at positions 0 .. n-1. options.attention: also return the attention weights;
    * options.ropeScaling: { type: 'linear' | 'ntk' | 'dynamic' | 'yarn' | 'trained', factor } (RoPE models).
-   * Returns { logits: Float32Array(n * vocabSize), attention?: Float32Array(layers * heads * n * n), seqLen, vocabSize }.
+   * options.qk: also return each layer's query and key projections before RoPE turns them (pe_model_forward_qk),
+   * q and k: Float32Array(layers * n * heads * headDim), row-major in that order.
+   * Returns { logits: Float32Array(n * vocabSize), attention?: Float32Array(layers * heads * n * n), q?, k?, seqLen, vocabSize }.
    */
   forward(tokens, options) {
     this.#alive('forward');
     options = checkOptions('forward', 'options', options);
-    checkKnownKeys('forward', 'options', options, ['attention', 'ropeScaling']);
+    checkKnownKeys('forward', 'options', options, ['attention', 'qk', 'ropeScaling']);
     const toks = this.#tokens(tokens, 'forward');
     const n = toks.length;
     const ex = this.#ex;
@@ -425,8 +427,11 @@ export class TinyModel {
     // Every size is known and checked before anything is allocated. Byte counts are Numbers (exact to 2^53),
     // so n * n * layers * heads cannot wrap; the C side refuses a scratch size that does not fit its size_t.
     const attnFloats = wantAttention ? this.numLayers * this.numHeads * n * n : 0;
-    const bufBytes = 4 * (n + n * V + attnFloats); // one block: tokens | logits | attention
-    const what = `${n} tokens' ids, logits${wantAttention ? ' and attention weights' : ''}`;
+    const wantQk = !!options.qk;
+    const qkFloats = wantQk ? this.numLayers * n * this.hiddenSize : 0;
+    const bufBytes = 4 * (n + n * V + attnFloats + 2 * qkFloats); // one block: tokens | logits | attention | q | k
+    const extra = [wantAttention && 'attention weights', wantQk && 'queries and keys'].filter(Boolean);
+    const what = `${n} tokens' ids, logits${extra.length ? ` and ${extra.join(' and ')}` : ''}`;
     checkBytes(bufBytes, 'forward', what);
     if (ex.pe_model_scratch_size(outPtr, m, n) !== PE_OK) throw new RangeError(`forward: ${this.#p.message(m)}`);
     const scratchBytes = 4 * readU32(heap, outPtr);
@@ -435,11 +440,18 @@ export class TinyModel {
     this.#reserve(this.#buf, bufBytes, what);
     const tokPtr = this.#buf.ptr, logitsPtr = tokPtr + 4 * n, attnPtr = wantAttention ? logitsPtr + 4 * n * V : 0;
     heap.i32.set(toks, tokPtr >>> 2);
-    const st = ex.pe_model_forward(m, logitsPtr, attnPtr, tokPtr, n, rope, this.#scratch.ptr, scratchBytes / 4);
+    const qPtr = wantQk ? logitsPtr + 4 * (n * V + attnFloats) : 0, kPtr = wantQk ? qPtr + 4 * qkFloats : 0;
+    const st = wantQk
+      ? ex.pe_model_forward_qk(m, logitsPtr, attnPtr, qPtr, kPtr, tokPtr, n, rope, this.#scratch.ptr, scratchBytes / 4)
+      : ex.pe_model_forward(m, logitsPtr, attnPtr, tokPtr, n, rope, this.#scratch.ptr, scratchBytes / 4);
     if (st !== PE_OK) throw new RangeError(`forward: ${this.#p.message(m) || `status ${st}`}`);
     const f32 = heap.f32;
     const out = { logits: f32.slice(logitsPtr >>> 2, (logitsPtr >>> 2) + n * V), seqLen: n, vocabSize: V };
     if (wantAttention) out.attention = f32.slice(attnPtr >>> 2, (attnPtr >>> 2) + attnFloats);
+    if (wantQk) {
+      out.q = f32.slice(qPtr >>> 2, (qPtr >>> 2) + qkFloats);
+      out.k = f32.slice(kPtr >>> 2, (kPtr >>> 2) + qkFloats);
+    }
     return out;
   }
 

@@ -13,6 +13,7 @@ import { heatmap } from './lib/heatmap.js';
 import { chart } from './lib/chart.js';
 import { controls, range, number, checkbox } from './lib/controls.js';
 import { texRow } from './lib/math.js';
+import { ROLE } from './lib/palette.js';
 
 registerStrings({
   en: {
@@ -88,7 +89,7 @@ class PeAlibi extends PeElement {
 
   render() {
     this.body.append(
-      texRow(['\\mathrm{score}_{h}(i,j) = \\frac{q_i\\cdot k_j}{\\sqrt{d}} + m_h\\,(j-i)', 'm_h = 2^{-8(h+1)/n}\\quad(h = 0, \\dots, n-1;\\ n = 2^k)']),
+      texRow(['\\mathrm{score}_{h}(\\qc{i},\\kc{j}) = \\frac{\\qc{q_i}\\cdot \\kc{k_j}}{\\sqrt{d}} + m_h\\,(\\kc{j}-\\qc{i})', 'm_h = 2^{-8(h+1)/n}\\quad(h = 0, \\dots, n-1;\\ n = 2^k)']),
       controls(
         number(this, { key: 'heads', label: 'alibi.heads', min: 1, max: 64, step: 1, integer: true }),
         range(this, { key: 'length', label: 'alibi.length', min: 4, max: 64 }),
@@ -110,7 +111,7 @@ class PeAlibi extends PeElement {
     );
   }
 
-  draw() {
+  async draw() {
     const pe = this.pe;
     const { heads: H, length: L, causal, seed } = this.state;
     const head = Math.min(this.state.head, H - 1);
@@ -127,7 +128,9 @@ class PeAlibi extends PeElement {
       h('tbody', {}, Array.from(slopes.subarray(0, 16), (m, i) => h('tr', {}, h('td', {}, String(i)), h('td', {}, `${fmt(m, 5)} = 2^${fmt(Math.log2(m), 4)}`))),
         H > 16 ? h('tr', {}, h('td', {}, '…'), h('td', {}, '…')) : null)));
 
-    // per-head bias matrices: up to 8 heads, spread over the range
+    // per-head bias matrices: up to 8 heads, spread over the range (after a language switch, in tasks of
+    // their own: the tiles, then the attention maps)
+    if (this.relabeling) await this.yieldIfLong();
     const bias = pe.alibiBias(H, L, L, { causal });
     const shown = [...new Set(Array.from({ length: Math.min(8, H) }, (_, j) => Math.round((j * (H - 1)) / Math.max(1, Math.min(8, H) - 1))))];
     let lo = 0;
@@ -135,12 +138,13 @@ class PeAlibi extends PeElement {
     const cells = shown.map((hh) => {
       const box = h('div');
       heatmap(box, bias.subarray(hh * L * L, (hh + 1) * L * L), L, L, {
-        range: -lo, height: 150, legend: false, xLabel: 'j', caption: this.t('alibi.headCap', { h: hh, m: fmt(slopes[hh], 3) }), lang: this.lang,
+        range: -lo, height: 150, legend: false, xLabel: 'j', xColor: ROLE.k, yColor: ROLE.q, caption: this.t('alibi.headCap', { h: hh, m: fmt(slopes[hh], 3) }), lang: this.lang,
       });
       return box;
     });
     this.biasGrid.replaceChildren(...cells);
 
+    if (this.relabeling) await this.yieldIfLong();
     // attention without and with the bias, one head shown
     const d = 16;
     const q = randoms(L * H * d, seed).map((v) => v * 1.5);
@@ -157,7 +161,7 @@ class PeAlibi extends PeElement {
     };
     const wNo = pick(no);
     const wYes = pick(yes);
-    const common = { scheme: 'sequential', range: 1, height: 220, xLabel: this.t('pe.key'), yLabel: this.t('pe.query'), lang: this.lang };
+    const common = { scheme: 'sequential', range: 1, height: 220, xLabel: this.t('pe.key'), yLabel: this.t('pe.query'), lang: this.lang, xColor: ROLE.k, yColor: ROLE.q };
     heatmap(this.noFig, wNo, L, L, { ...common, caption: this.t('alibi.without') });
     heatmap(this.yesFig, wYes, L, L, { ...common, caption: this.t('alibi.with', { h: head, m: fmt(slopes[head], 3) }) });
     const dNo = meanDist(wNo);

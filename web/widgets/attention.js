@@ -19,6 +19,7 @@ import { controls, select, text, button } from './lib/controls.js';
 import { heatmap } from './lib/heatmap.js';
 import { copyExample, lmStream, argmaxRows } from './lib/tasks.js';
 import { generateOffThread, workerInUse } from './lib/evaluate.js';
+import { ROLE } from './lib/palette.js';
 
 registerStrings({
   en: {
@@ -62,6 +63,7 @@ registerStrings({
     'at.readout': 'query {i} “{qc}” → key {j} “{kc}”: {w}',
     'at.badInput': 'This input cannot be run: {msg}',
     'at.legend': 'Green: the model’s top prediction is the next character; red: it is not; grey: not scored.',
+    'at.link': 'Point at a cell of any map (or focus a map and use the arrow keys): its query token is marked blue and its key token red in every map and in the input row above.',
     'at.simd': 'computed with the {build}',
   },
   zh: {
@@ -105,6 +107,7 @@ registerStrings({
     'at.readout': '查询 {i}“{qc}”→ 键 {j}“{kc}”：{w}',
     'at.badInput': '这段输入无法运行：{msg}',
     'at.legend': '绿色：模型的首选预测就是下一个字符；红色：不是；灰色：不计分。',
+    'at.link': '把鼠标指向任意一张图的格子（或聚焦一张图后用方向键）：它的查询词元在每张图和上面的输入行里标成蓝色，键词元标成红色。',
     'at.simd': '由 {build} 计算',
   },
 });
@@ -163,7 +166,8 @@ class PeAttention extends PeElement {
     this.preds = h('div', { class: 'pe-scroll' });
     this.summary = h('p', { 'aria-live': 'polite' });
     this.maps = h('div');
-    this.body.append(this.modelLine, this.msg, this.preds, this.summary, h('p', { class: 'pe-note' }, this.t('at.legend')), this.maps);
+    this.body.append(this.modelLine, this.msg, this.preds, this.summary, h('p', { class: 'pe-note' }, this.t('at.legend')),
+      h('p', { class: 'pe-note' }, this.t('at.link')), this.maps);
   }
 
   layerIndex(layers) {
@@ -343,7 +347,7 @@ class PeAttention extends PeElement {
     const cell = (c) => (c === ' ' ? '␣' : c === '\n' ? '↵' : c);
     const td = (content, cls, extra = {}) => h('td', { class: cls, ...extra }, content);
     this.preds.replaceChildren(h('table', { class: 'pe-table pe-at-preds', style: { fontFamily: 'ui-monospace, monospace', whiteSpace: 'nowrap', overflowWrap: 'normal' } },
-      h('tr', {}, h('th', {}, this.t('at.row.input')), chars.map((c) => td(cell(c)))),
+      h('tr', { 'data-row': 'input' }, h('th', {}, this.t('at.row.input')), chars.map((c, i) => td(cell(c), null, { 'data-pos': i }))),
       h('tr', {}, h('th', {}, this.t('at.row.pred')), Array.from(pred, (p, i) => {
         const next = i < n - 1 ? ids[i + 1] : -1;
         const cls = i < n - 1 && scored[i] ? (p === next ? 'pe-good' : 'pe-bad') : null;
@@ -362,19 +366,70 @@ class PeAttention extends PeElement {
     // two maps a row on a laptop, one on a phone: big enough to read each input character on its axes
     if (heads.length > 1) grid.style.gridTemplateColumns = 'repeat(auto-fill, minmax(min(100%, 400px), 1fr))';
     this.maps.replaceChildren(grid);
+    this.mapData = [];
+    this.linkView = { chars: chars.map(cell) };
     for (const hd of heads) {
       const off = ((layer * H) + hd) * n * n;
       const w = new Float32Array(n * n);
       for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) w[i * n + j] = j > i ? -Infinity : out.attention[off + i * n + j];
       const box = h('div', { 'data-head': hd });
       grid.append(box);
+      this.mapData.push({ box, w, n });
       heatmap(box, w, n, n, {
-        scheme: 'sequential', range: 1, xLabel: this.t('at.keyPos'), yLabel: this.t('at.queryPos'),
+        scheme: 'grey', range: 1, xLabel: this.t('at.keyPos'), yLabel: this.t('at.queryPos'),
+        xColor: ROLE.k, yColor: ROLE.q, onCell: (r, c, from) => this.link(r, c, from),
         height: Math.min(480, Math.max(240, 10 * n)), lang: this.lang, xNames: chars.map(cell), yNames: chars.map(cell),
         caption: this.t('at.headCaption', { l: layer, h: hd }), label: this.t('at.headCaption', { l: layer, h: hd }),
         readout: (r, c, v) => this.t('at.readout', { i: r, qc: cell(chars[r] ?? ''), j: c, kc: cell(chars[c] ?? ''), w: v === -Infinity ? '–' : fmt(v, 3) }),
       });
     }
+  }
+}
+
+PeAttention.prototype.link = linkCell;
+
+/**
+ * Hovering or focusing cell (query i, key j) of one map marks the same cell in every map (with that map's own
+ * weight in its readout) and the query and key characters in the input row; (-1, -1) clears.
+ */
+function linkCell(i, j, from) {
+  // a map the pointer leaves clears only what it marked itself (not the cell another map has keyboard focus on)
+  if (i < 0 && from && this.linkFrom && from !== this.linkFrom) return;
+  const on = i >= 0 && j >= 0 && j <= i;
+  this.linkFrom = on ? from : null;
+  for (const { box, w, n } of this.mapData ?? []) {
+    const st = box._peHeatmap;
+    if (!st) continue;
+    st.mark(on ? i : -1, on ? j : -1);
+    if (on && i < n) {
+      const chars = this.linkView.chars;
+      st.readout.textContent = this.t('at.readout', { i, qc: chars[i] ?? '', j, kc: chars[j] ?? '', w: fmt(w[i * n + j], 3) });
+    } else if (!on) st.readout.textContent = '\u00a0';
+  }
+  const row = this.preds?.querySelector('tr[data-row="input"]');
+  if (row) {
+    for (const c of row.querySelectorAll('.pe-role-q-bg, .pe-role-k-bg')) c.classList.remove('pe-role-q-bg', 'pe-role-k-bg');
+    if (on) {
+      const kc = row.querySelector(`td[data-pos="${j}"]`), qc = row.querySelector(`td[data-pos="${i}"]`);
+      kc?.classList.add('pe-role-k-bg');
+      qc?.classList.add('pe-role-q-bg');
+      // the row scrolls sideways on a long input: bring the query (and the key, when both fit) into view
+      const box = this.preds, b = box.getBoundingClientRect();
+      if (qc && kc && box.scrollWidth > box.clientWidth) {
+        const q = qc.getBoundingClientRect(), k = kc.getBoundingClientRect();
+        const lo = Math.min(q.left, k.left), hi = Math.max(q.right, k.right);
+        if (q.left < b.left || q.right > b.right || k.left < b.left || k.right > b.right) {
+          box.scrollLeft += hi - lo <= b.width - 8 ? (lo + hi) / 2 - (b.left + b.right) / 2 : q.left - b.left - b.width / 2;
+        }
+      }
+    }
+  }
+  if (on) {
+    this.dataset.linkQuery = String(i);
+    this.dataset.linkKey = String(j);
+  } else {
+    delete this.dataset.linkQuery;
+    delete this.dataset.linkKey;
   }
 }
 

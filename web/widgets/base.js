@@ -58,6 +58,9 @@
 //   this.busy(promise)  marks the element data-busy while promise runs (tests wait for it)
 //   this.fail(err)      shows an error inside the element (used by the base; call it for handled failures)
 //   this.markDrawn()    bumps data-draws (tests wait for it); update() calls it for you when it returns
+//   this.relabeling, this.yieldIfLong()   in an async draw() of several figures, `if (this.relabeling) await
+//                       this.yieldIfLong()` between them: the redraw after a language switch is then several
+//                       short tasks instead of one long one (a draw from a control still runs in one go)
 //
 // Element attributes every widget understands: lang="en|zh", models-base="URL/", eager, url-state,
 // state-key="prefix", simd="false".
@@ -272,6 +275,8 @@ export class PeElement extends HTMLElement {
   #reserved = false;
   #fontsSeen = false;
   #relabelIo = null;
+  #relabelDraw = false;
+  #sliceStart = 0;
 
   constructor() {
     super();
@@ -399,10 +404,18 @@ export class PeElement extends HTMLElement {
       if (held) this.style.minHeight = `${this.getBoundingClientRect().height}px`;
       this.#renderNow({
         drawLater: (draw) => relabelQueue.unshift(() => {
+          let p;
           try {
-            if (this.body) draw();
+            if (this.body) {
+              this.#relabelDraw = true;
+              p = draw();
+            }
           } finally {
-            if (held) requestAnimationFrame(() => { if (!this.#reserved) this.style.minHeight = ''; });
+            // an async draw (one that yields between its parts, yieldIfLong) keeps the height until it is done
+            Promise.resolve(p).finally(() => {
+              this.#relabelDraw = false;
+              if (held) requestAnimationFrame(() => { if (!this.#reserved) this.style.minHeight = ''; });
+            });
           }
         }),
       });
@@ -507,20 +520,43 @@ export class PeElement extends HTMLElement {
   /** Build the DOM into this.body (override). */
   render() {}
 
-  /** Recompute and redraw from this.state (override as draw(); this wrapper catches and counts). */
+  /**
+   * Recompute and redraw from this.state (override as draw(); this wrapper catches and counts). Returns the
+   * draw's promise when draw() is async (it never rejects: a failure is shown in the element), else undefined.
+   */
   update() {
-    if (!this.#started || !this.body) return;
+    if (!this.#started || !this.body) return undefined;
     this.#clearError();
+    this.#sliceStart = performance.now();
     try {
       const r = this.draw();
       if (r && typeof r.then === 'function') {
-        this.busy(r.then(() => this.markDrawn(), (e) => this.fail(e)));
-      } else {
-        this.markDrawn();
+        const done = r.then(() => this.markDrawn(), (e) => this.fail(e));
+        this.busy(done);
+        return done;
       }
+      this.markDrawn();
     } catch (e) {
       this.fail(e);
     }
+    return undefined;
+  }
+
+  /** True while the draw after a language switch runs (base.js #relabel). */
+  get relabeling() {
+    return this.#relabelDraw;
+  }
+
+  /**
+   * In an async draw(), between two parts: during the redraw after a language switch, once this task has run
+   * `budget` ms, lets the browser run (a new task), so a widget of several figures never holds the page in one
+   * long task while the reader scrolls. Otherwise returns at once; call it as
+   * `if (this.relabeling) await this.yieldIfLong()`, so a draw from a control still runs in one go.
+   */
+  async yieldIfLong(budget = 30) {
+    if (!this.#relabelDraw || performance.now() - this.#sliceStart < budget) return;
+    await new Promise((ok) => setTimeout(ok, 0));
+    this.#sliceStart = performance.now();
   }
 
   /** Recompute and redraw (override). May return a Promise. */

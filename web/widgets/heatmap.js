@@ -13,6 +13,7 @@
 import { PeElement, define, h } from './base.js';
 import { registerStrings } from './lib/i18n.js';
 import { heatmap } from './lib/heatmap.js';
+import { ROLE } from './lib/palette.js';
 import { controls, range, select, withValue } from './lib/controls.js';
 
 registerStrings({
@@ -168,7 +169,7 @@ class PeHeatmap extends PeElement {
       const n = Math.min(L, 256);
       const bias = pe.alibiBias(H, n, n, { causal: s.kind === 'alibi-causal' });
       heatmap(this.fig, bias.subarray(head * n * n, (head + 1) * n * n), n, n, {
-        xLabel: this.t('hm.keyPos'), yLabel: this.t('hm.queryPos'), height: hOpt, lang: this.lang,
+        xLabel: this.t('hm.keyPos'), yLabel: this.t('hm.queryPos'), height: hOpt, lang: this.lang, xColor: ROLE.k, yColor: ROLE.q,
         caption: this.t('hm.caption', { what: `${this.t(`hm.${s.kind}`)} · ${this.t('pe.head')} ${head} · m = ${pe.alibiSlopes(H)[head].toPrecision(4)}`, rows: n, cols: n }),
       });
     }

@@ -125,7 +125,7 @@ class PeLearned extends PeElement {
     return this.state.probe ?? this.maxLen;
   }
 
-  draw() {
+  async draw() {
     const n = this.maxLen;
     const d = this.dModel;
     const T = this.tableData;
@@ -133,6 +133,8 @@ class PeLearned extends PeElement {
       transpose: true, height: 200, xLabel: this.t('pe.position'), yLabel: this.t('pe.dim'),
       caption: this.t('learned.tableCap', { model: this.state.model }), lang: this.lang,
     });
+    // after a language switch: the similarity map, the chart and the probe in tasks of their own
+    if (this.relabeling) await this.yieldIfLong();
     const norms = new Float64Array(n);
     for (let p = 0; p < n; p++) {
       let s = 0;
@@ -148,6 +150,7 @@ class PeLearned extends PeElement {
       }
     }
     heatmap(this.simFig, sim, n, n, { range: 1, height: 300, xLabel: 'q', yLabel: 'p', caption: this.t('learned.simCap'), lang: this.lang });
+    if (this.relabeling) await this.yieldIfLong();
     const ks = Array.from({ length: n - 1 }, (_, k) => k + 1);
     const mean = ks.map((k) => {
       let acc = 0;
@@ -158,6 +161,7 @@ class PeLearned extends PeElement {
       x: ks, series: [{ label: this.t('learned.meanSim'), values: mean, points: true, width: 1.5 }],
       xLabel: this.t('learned.dist'), yLabel: this.t('learned.meanSim'), height: 280, yRange: [-1, 1], label: this.t('learned.byDist'),
     });
+    if (this.relabeling) await this.yieldIfLong();
     this.drawProbe();
     this.drawLoss();
   }

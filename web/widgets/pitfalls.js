@@ -213,9 +213,10 @@ class PePitfalls extends PeElement {
         this.fastChart = h('div')));
     }
     if (show.has('score')) {
-      const f = texRow(['\\tilde q_m\\cdot\\tilde k_n = \\operatorname{Re}\\Big[\\sum_i q_{(i)}\\,\\overline{k_{(i)}}\\,e^{\\mathrm i(m-n)\\theta_i}\\Big]',
-        '= \\sum_i \\big(q_a k_a + q_b k_b\\big)\\cos\\!\\big((m-n)\\theta_i\\big) + \\big(q_a k_b - q_b k_a\\big)\\sin\\!\\big((m-n)\\theta_i\\big)',
-        '\\ne \\sum_i \\big(q_a k_a + q_b k_b\\big)\\cos\\!\\big((m-n)\\theta_i\\big)']);
+      const Q = (x) => `\\qc{q_${x}}`, K = (x) => `\\kc{k_${x}}`, rel = '\\relc{(m-n)\\theta_i}';
+      const f = texRow([`\\qc{\\tilde q_m}\\cdot\\kc{\\tilde k_n} = \\operatorname{Re}\\Big[\\sum_i ${Q('{(i)}')}\\,\\overline{${K('{(i)}')}}\\,e^{\\mathrm i${rel}}\\Big]`,
+        `= \\sum_i \\big(${Q('a')} ${K('a')} + ${Q('b')} ${K('b')}\\big)\\cos\\!\\big(${rel}\\big) + \\big(${Q('a')} ${K('b')} - ${Q('b')} ${K('a')}\\big)\\sin\\!\\big(${rel}\\big)`,
+        `\\ne \\sum_i \\big(${Q('a')} ${K('a')} + ${Q('b')} ${K('b')}\\big)\\cos\\!\\big(${rel}\\big)`]);
       this.body.append(h('section', { class: 'pe-pf-score' },
         h('h4', {}, this.t('pf.score.title')), h('p', {}, this.t('pf.score.text')), f,
         controls(range(this, { key: 'distance', label: 'pf.distance', min: -64, max: 64 })),

@@ -32,7 +32,7 @@
 import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, select, button } from './lib/controls.js';
-import { chart, PALETTE } from './lib/chart.js';
+import { chart } from './lib/chart.js';
 import { heatmap } from './lib/heatmap.js';
 import { tex, texRow } from './lib/math.js';
 import { svg } from './lib/dom.js';
@@ -40,6 +40,7 @@ import { gaussian, rng } from './lib/random.js';
 import { pairIndex, swappedPairingModel } from './lib/pairing.js';
 import { wrapAngle } from './lib/angles.js';
 import { copyExample, targetsOf, argmaxRows } from './lib/tasks.js';
+import { ROLE } from './lib/palette.js';
 
 registerStrings({
   en: {
@@ -231,7 +232,7 @@ class PeRopeRotation extends PeElement {
       ));
     }
     if (show.has('rotation')) {
-      const formula = texRow(['\\tilde q_m = R(m\\theta_i)\\,q,\\quad \\tilde k_n = R(n\\theta_i)\\,k', '\\theta_i = b^{-2i/d}',
+      const formula = texRow(['\\qc{\\tilde q_m} = R(\\qc{m}\\theta_i)\\,\\qc{q},\\quad \\kc{\\tilde k_n} = R(\\kc{n}\\theta_i)\\,\\kc{k}', '\\theta_i = b^{-2i/d}',
         'R(\\phi)=\\begin{pmatrix}\\cos\\phi & -\\sin\\phi\\\\ \\sin\\phi & \\cos\\phi\\end{pmatrix}']);
       this.playBtn = button(this, { key: 'play', label: 'rr.play', onClick: () => this.togglePlay() });
       this.body.append(h('section', { class: 'pe-rr-rotation' },
@@ -250,7 +251,7 @@ class PeRopeRotation extends PeElement {
     if (show.has('relative')) {
       const formula = h('div');
       // (R(mθ)q)ᵀ R(nθ)k = qᵀ R(−mθ) R(nθ) k = qᵀ R((n − m)θ) k (RoFormer, eq. 16), R(φ) turning counter-clockwise
-      tex(formula, '\\tilde q_{m+s}\\cdot\\tilde k_{n+s} = q^{\\top} R\\big((n-m)\\theta\\big)\\,k = \\tilde q_m\\cdot\\tilde k_n', { display: true });
+      tex(formula, '\\qc{\\tilde q_{m+s}}\\cdot\\kc{\\tilde k_{n+s}} = \\qc{q}^{\\top} R\\big(\\relc{(n-m)\\theta}\\big)\\,\\kc{k} = \\qc{\\tilde q_m}\\cdot\\kc{\\tilde k_n}', { display: true });
       this.body.append(h('section', { class: 'pe-rr-relative' },
         h('h4', {}, this.t('rr.rel.title')), formula,
         controls(range(this, { key: 'shift', label: 'rr.shift', min: 0, max: Math.max(1000, maxPos * 8) })),
@@ -260,7 +261,7 @@ class PeRopeRotation extends PeElement {
     }
     if (show.has('decay')) {
       const formula = texRow(['\\Big|\\sum_{i=0}^{d/2-1} h_i\\,e^{\\mathrm i(m-n)\\theta_i}\\Big| \\le \\Big(\\max_i |h_{i+1}-h_i|\\Big)\\sum_{j=1}^{d/2} |S_j|',
-        'h_i = q_{[i]}\\,\\overline{k_{[i]}},\\quad S_j=\\sum_{i=0}^{j-1} e^{\\mathrm i(m-n)\\theta_i}']);
+        'h_i = \\qc{q_{[i]}}\\,\\overline{\\kc{k_{[i]}}},\\quad S_j=\\sum_{i=0}^{j-1} e^{\\mathrm i(m-n)\\theta_i}']);
       this.body.append(h('section', { class: 'pe-rr-decay' },
         h('h4', {}, this.t('rr.decay.title')), formula,
         controls(
@@ -328,7 +329,7 @@ class PeRopeRotation extends PeElement {
     if (this.playBtn) this.playBtn.textContent = this.t('rr.play');
   }
 
-  draw() {
+  async draw() {
     const s = this.state;
     const d = this.headDim;
     if (s.pair > d / 2 - 1) s.pair = d / 2 - 1;
@@ -340,12 +341,23 @@ class PeRopeRotation extends PeElement {
       return true;
     };
     const common = [d, s.base, s.pairing, s.seed].join();
+    // after a language switch every section redraws: one task each (yieldIfLong), not one long task
     if (this.show.has('rotation') && changed('rot', `${common}|${s.pair}|${s.m}|${s.n}`)) this.drawRotation();
-    if (this.show.has('relative') && changed('rel', `${common}|${s.m}|${s.n}|${s.shift}`)) this.drawRelative();
-    if (this.show.has('decay') && changed('decay', `${s.decayDim}|${s.base}|${s.decayMax}`)) this.drawDecay();
+    if (this.show.has('relative') && changed('rel', `${common}|${s.m}|${s.n}|${s.shift}`)) {
+      if (this.relabeling) await this.yieldIfLong();
+      this.drawRelative();
+    }
+    if (this.show.has('decay') && changed('decay', `${s.decayDim}|${s.base}|${s.decayMax}`)) {
+      if (this.relabeling) await this.yieldIfLong();
+      this.drawDecay();
+    }
     if (this.show.has('pairing') && changed('pairing', `${d}|${s.base}|${s.offset}|${s.seed}`)) {
+      if (this.relabeling) await this.yieldIfLong();
       this.drawPairing();
-      if (s.model && s.model !== 'none' && changed('model', `${s.model}|${s.seed}`)) return this.drawModel(s.seed);
+      if (s.model && s.model !== 'none' && changed('model', `${s.model}|${s.seed}`)) {
+        if (this.relabeling) await this.yieldIfLong();
+        return this.drawModel(s.seed);
+      }
     }
     return undefined;
   }
@@ -430,7 +442,7 @@ class PeRopeRotation extends PeElement {
       c.addEventListener('pointerdown', (e) => this.startDrag(e, key));
       return c;
     };
-    const QC = PALETTE[0], KC = PALETTE[1];
+    const QC = ROLE.q, KC = ROLE.k;
     const plane = svg('svg', { viewBox: '-1.75 -1.3 3.5 2.6', width: '100%', role: 'img', 'aria-label': this.t('rr.plane', { i: s.pair, a, b }),
       style: 'max-width: 420px; display: block; touch-action: none; user-select: none' },
     svg('circle', { cx: 0, cy: 0, r: 1, fill: 'none', stroke: '#d6dbe0', 'stroke-width': 0.012 }),
@@ -438,7 +450,7 @@ class PeRopeRotation extends PeElement {
     svg('line', { x1: 0, y1: -1.2, x2: 0, y2: 1.2, stroke: '#e3e7ea', 'stroke-width': 0.01 }),
     svg('text', { x: 1.3, y: 0.1, 'font-size': 0.09, fill: '#6b7580', 'text-anchor': 'start' }, `x${sub(a)}`),
     svg('text', { x: 0.05, y: -1.18, 'font-size': 0.09, fill: '#6b7580' }, `x${sub(b)}`),
-    svg('path', { d: arc, fill: 'none', stroke: '#8e44ad', 'stroke-width': 0.02 }),
+    svg('path', { d: arc, fill: 'none', stroke: ROLE.rel, 'stroke-width': 0.02 }),
     svg('line', { x1: 0, y1: 0, x2: q0x, y2: q0y, stroke: QC, 'stroke-width': 0.015, 'stroke-dasharray': '0.04 0.03', opacity: 0.55 }),
     svg('line', { x1: 0, y1: 0, x2: k0x, y2: k0y, stroke: KC, 'stroke-width': 0.015, 'stroke-dasharray': '0.04 0.03', opacity: 0.55 }),
     label(q0x, q0y, 'q', QC), label(k0x, k0y, 'k', KC),
@@ -522,7 +534,8 @@ class PeRopeRotation extends PeElement {
       else {
         chart(this.relChart, {
           x: xs,
-          series: [{ label: this.t('rr.chart.both'), values: both, width: 2.5 }, { label: this.t('rr.chart.qonly'), values: qo, width: 1.5 }],
+          // both moved: only the relative angle matters (its colour); the query alone moved: the query's colour
+          series: [{ label: this.t('rr.chart.both'), values: both, width: 2.5, color: ROLE.rel }, { label: this.t('rr.chart.qonly'), values: qo, width: 1.5, color: ROLE.q }],
           xLabel: this.t('rr.chart.x'), yLabel: this.t('rr.chart.y'), height: 220, label: this.t('rr.rel.title'),
         });
       }
@@ -624,7 +637,7 @@ class PeRopeRotation extends PeElement {
         mass /= S - delta;
         const shown = Float32Array.from(weights, (w, j) => ((j % S) > Math.floor(j / S) ? -Infinity : w));
         heatmap(box, shown, S, S, {
-          scheme: 'sequential', range: 1, xLabel: this.t('rr.keyPos'), yLabel: this.t('rr.queryPos'), height: 220, lang: this.lang,
+          scheme: 'sequential', range: 1, xLabel: this.t('rr.keyPos'), yLabel: this.t('rr.queryPos'), height: 220, lang: this.lang, xColor: ROLE.k, yColor: ROLE.q,
           caption: `${this.t(key)} · ${this.t('rr.pairing.mass', { delta, v: fmt(mass, 3) })}`, label: this.t(key),
         });
         box.dataset.mass = String(mass);

@@ -388,7 +388,7 @@ class PeScaling extends PeElement {
     }
   }
 
-  draw() {
+  async draw() {
     const s = this.state;
     const changed = (name, key) => {
       if (this.keys[name] === key) return false;
@@ -397,8 +397,15 @@ class PeScaling extends PeElement {
     };
     const common = [this.d, s.base, s.factor, s.original].join();
     if (this.show.has('methods') && changed('methods', `${common}|${s.view}|${s.methods}|${s.seqLen}`)) this.drawMethods();
-    if (this.show.has('yarn') && changed('yarn', common)) this.drawYarn();
-    if (this.show.has('config') && changed('config', `${this.configPairing}|${this.configText}`)) this.drawConfig();
+    // after a language switch each section redraws in a task of its own
+    if (this.show.has('yarn') && changed('yarn', common)) {
+      if (this.relabeling) await this.yieldIfLong();
+      this.drawYarn();
+    }
+    if (this.show.has('config') && changed('config', `${this.configPairing}|${this.configText}`)) {
+      if (this.relabeling) await this.yieldIfLong();
+      this.drawConfig();
+    }
   }
 
   /** invFreq64 and attention factor of a method at a sequence length (through the API). */

@@ -131,7 +131,7 @@ class PeSinusoidal extends PeElement {
     return this.pe.sinusoidal(length, this.d, { base: this.state.base, offset });
   }
 
-  draw() {
+  async draw() {
     const s = this.state;
     const d = this.d;
     const L = s.length;
@@ -143,6 +143,8 @@ class PeSinusoidal extends PeElement {
     }
     if (this.clockBox) this.drawClock();
     if (this.exampleBox) this.drawExample();
+    // after a language switch: the similarity map and the linear map in tasks of their own
+    if (this.relabeling) await this.yieldIfLong();
     if (this.simFig) {
       const n = Math.min(L, 256);
       const t = this.table(n);
@@ -156,6 +158,7 @@ class PeSinusoidal extends PeElement {
       }
       heatmap(this.simFig, sim, n, n, { range: d / 2, height: 300, xLabel: 'q', yLabel: 'p', caption: this.t('sin.simCap', { n }), lang: this.lang });
     }
+    if (this.relabeling) await this.yieldIfLong();
     if (this.linFig) this.drawLinear();
   }
 

@@ -5,7 +5,7 @@
 //     series: [{ label: 'float32', values: [...], color: '#c33', width: 2, dash: [4, 3], points: false }],
 //     xLabel: 'position', yLabel: 'error (rad)',       // translated strings
 //     logX: false, logY: false,                        // log10 axes (values must be > 0; others are dropped)
-//     height: 260, yRange: [lo, hi] (optional), xRange: [lo, hi] (optional),
+//     height: 260, yRange: [lo, hi] (optional), xRange: [lo, hi] (optional), xSplits: [0, 1, 2] (x ticks, optional),
 //     title: '…' (optional, above the plot), label: 'aria label',
 //   })  -> the uPlot instance (container._peChart). Calling again on the same container replaces the chart.
 // The width follows the container (ResizeObserver). Legend cells are real DOM text (series labels).
@@ -57,7 +57,8 @@ export function chart(container, o) {
       y: { distr: o.logY ? 3 : 1, ...(o.yRange ? { range: o.yRange } : {}) },
     },
     axes: [
-      { ...axis, label: o.xLabel ?? '', size: 36, labelSize: 18, ...(o.logX ? { values: (u, vals) => vals.map(logTick) } : {}) },
+      { ...axis, label: o.xLabel ?? '', size: 36, labelSize: 18, ...(o.logX ? { values: (u, vals) => vals.map(logTick) } : {}),
+        ...(o.xSplits ? { splits: () => o.xSplits } : {}) },
       { ...axis, label: o.yLabel ?? '', size: (u, values) => Math.max(o.ySize ?? 58, tickWidth(values) + 30), labelSize: 18,
         values: o.yFormat ? (u, vals) => vals.map(o.yFormat) : o.logY ? (u, vals) => vals.map(logTick) : undefined },
     ],

@@ -3,7 +3,8 @@
 // are scaled without smoothing, so small tables stay crisp and large ones are drawn one cell per pixel or finer.
 //
 //   const hm = heatmap(container, values, rows, cols, {
-//     scheme: 'diverging',        // 'diverging' (blue–white–red over [−range, range]) or 'sequential' (white→blue over [0, range])
+//     scheme: 'diverging',        // 'diverging' (blue–white–red over [−range, range]), 'sequential' (white→blue over
+//                                 // [0, range]) or 'grey' (white→black over [0, range])
 //     range: 1,                   // default: max |value| (diverging) or max value (sequential)
 //     xLabel: 'position', yLabel: 'dimension',   // already translated strings
 //     xTicks: [first, last],      // shown at the ends; default 0 and width−1
@@ -13,8 +14,13 @@
 //     readout: (r, c, v) => 'text',   // hover text; default t('pe.hover')
 //     transpose: false,           // draw values[r * cols + c] at x = r, y = c
 //     label: 'aria label',
+//     xColor: ROLE.k, yColor: ROLE.q,   // axis label and name colours (lib/palette.js roles), optional
+//     onCell: (r, c, hm) => {},   // the pointer or the keyboard is on cell (r, c) of figure hm; (-1, -1) when it leaves.
+//                                 // With onCell the canvas is focusable: arrows move a cell, Home/End, Escape leaves
 //   });
 //   hm.canvas                     // the <canvas>
+//   hm.mark(r, c)                 // outlines cell (r, c) with its row (yColor) and column (xColor) drawn in,
+//                                 // and highlights its row and column names; mark(-1, -1) clears
 // Calling heatmap() again on the same container redraws into the same figure. −Infinity (masked) cells are grey.
 
 import { h } from './dom.js';
@@ -25,15 +31,18 @@ const MID = [247, 247, 247];
 const POS = [178, 24, 43];
 const SEQ = [[255, 255, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]];
 const MASK = [205, 208, 212];
+// white -> near black: attention maps whose query and key are marked in the palette's blue and red (the lab)
+const GREY = [[255, 255, 255], [214, 216, 219], [150, 154, 160], [84, 89, 96], [24, 27, 31]];
 
 /** RGB of v in a scheme. */
 export function colour(v, range, scheme = 'diverging') {
   if (v === -Infinity || Number.isNaN(v)) return MASK;
-  if (scheme === 'sequential') {
-    const x = Math.max(0, Math.min(1, range > 0 ? v / range : 0)) * (SEQ.length - 1);
-    const i = Math.min(SEQ.length - 2, Math.floor(x));
+  if (scheme === 'sequential' || scheme === 'grey') {
+    const stops = scheme === 'grey' ? GREY : SEQ;
+    const x = Math.max(0, Math.min(1, range > 0 ? v / range : 0)) * (stops.length - 1);
+    const i = Math.min(stops.length - 2, Math.floor(x));
     const f = x - i;
-    return [0, 1, 2].map((k) => SEQ[i][k] + (SEQ[i + 1][k] - SEQ[i][k]) * f);
+    return [0, 1, 2].map((k) => stops[i][k] + (stops[i + 1][k] - stops[i][k]) * f);
   }
   const x = Math.max(-1, Math.min(1, range > 0 ? v / range : 0));
   const end = x < 0 ? NEG : POS;
@@ -43,7 +52,7 @@ export function colour(v, range, scheme = 'diverging') {
 
 /** CSS gradient of a scheme (legend bars). */
 export function gradientCss(scheme = 'diverging') {
-  if (scheme === 'sequential') return `linear-gradient(to right, ${SEQ.map((c) => `rgb(${c.join(' ')})`).join(', ')})`;
+  if (scheme === 'sequential' || scheme === 'grey') return `linear-gradient(to right, ${(scheme === 'grey' ? GREY : SEQ).map((c) => `rgb(${c.join(' ')})`).join(', ')})`;
   return `linear-gradient(to right, rgb(${NEG.join(' ')}), rgb(${MID.join(' ')}), rgb(${POS.join(' ')}))`;
 }
 
@@ -65,7 +74,7 @@ export function heatmap(container, values, rows, cols, opts = {}) {
     range = 0;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
-      if (Number.isFinite(v)) range = Math.max(range, scheme === 'sequential' ? v : Math.abs(v));
+      if (Number.isFinite(v)) range = Math.max(range, scheme === 'diverging' ? Math.abs(v) : v);
     }
     if (!(range > 0)) range = 1;
   }
@@ -87,7 +96,13 @@ export function heatmap(container, values, rows, cols, opts = {}) {
     container.replaceChildren(figure);
     st = container._peHeatmap = { figure, canvas, readout, ylab, yNames, xTicks, xlab, legend, caption, ro: null };
     canvas.addEventListener('mousemove', (e) => st.hover?.(e));
-    canvas.addEventListener('mouseleave', () => { st.readout.textContent = '\u00a0'; });
+    canvas.addEventListener('mouseleave', () => {
+      st.readout.textContent = '\u00a0';
+      if (document.activeElement !== canvas) st.leave?.();
+    });
+    canvas.addEventListener('keydown', (e) => st.key?.(e));
+    canvas.addEventListener('focus', () => st.focusCell?.());
+    canvas.addEventListener('blur', () => st.leave?.());
     if (typeof ResizeObserver === 'function') {
       let lastW = 0;
       st.ro = new ResizeObserver(() => {
@@ -102,6 +117,12 @@ export function heatmap(container, values, rows, cols, opts = {}) {
   }
   const { canvas, readout } = st;
   canvas.setAttribute('aria-label', opts.label ?? opts.caption ?? 'heatmap');
+  if (opts.onCell) canvas.tabIndex = 0;
+  else canvas.removeAttribute('tabindex');
+  st.ylab.style.color = opts.yColor ?? '';
+  st.xlab.style.color = opts.xColor ?? '';
+  st.yNames.style.color = opts.yColor ?? '';
+  st.xTicks.style.color = opts.xNames ? opts.xColor ?? '' : '';
   st.ylab.textContent = opts.yLabel ?? '';
   st.ylab.hidden = !opts.yLabel;
   if (opts.xNames) {
@@ -123,7 +144,7 @@ export function heatmap(container, values, rows, cols, opts = {}) {
   st.caption.textContent = opts.caption ?? '';
   st.caption.hidden = !opts.caption;
   if (opts.legend !== false) {
-    const lo = scheme === 'sequential' ? 0 : -range;
+    const lo = scheme === 'diverging' ? -range : 0;
     st.legend.replaceChildren(h('span', {}, fmtNum(lo)), h('span', { class: 'pe-bar', style: { background: gradientCss(scheme) } }),
       h('span', {}, fmtNum(range)));
     st.legend.hidden = false;
@@ -163,14 +184,81 @@ export function heatmap(container, values, rows, cols, opts = {}) {
     ctx.clearRect(0, 0, w, hgt);
     ctx.drawImage(cells, 0, 0, width, height, 0, 0, w, hgt);
     fitNames(st, (canvas.clientWidth || 320) / width, cssHeight / height);
+    const m = st.marked;
+    if (m && m.y >= 0 && m.x >= 0 && m.y < height && m.x < width) {
+      // the cell's row up to it (the query, yColor) and its column down to it (the key, xColor), then the cell
+      const cw = w / width, ch = hgt / height, lw = Math.max(1, Math.round(1.5 * dpr));
+      ctx.globalAlpha = 0.9;
+      ctx.fillStyle = opts.yColor ?? '#1d232a';
+      ctx.fillRect(0, (m.y + 0.5) * ch - lw / 2, m.x * cw, lw);
+      ctx.fillStyle = opts.xColor ?? '#1d232a';
+      ctx.fillRect((m.x + 0.5) * cw - lw / 2, 0, lw, m.y * ch);
+      ctx.globalAlpha = 1;
+      ctx.lineWidth = lw;
+      ctx.strokeStyle = '#1d232a';
+      ctx.strokeRect(m.x * cw + lw / 2, m.y * ch + lw / 2, Math.max(lw, cw - lw), Math.max(lw, ch - lw));
+    }
+  };
+  const names = (box, i, cls, colour) => {
+    for (const c of box.querySelectorAll(`.${cls}`)) {
+      c.classList.remove(cls);
+      c.style.background = '';
+    }
+    const el = i >= 0 ? box.children[i] : null;
+    if (el) {
+      el.classList.add(cls);
+      el.style.background = colour ?? '#1d232a';
+    }
+  };
+  // mark in the figure's own coordinates: r is the row of values (y unless transposed)
+  st.mark = (r, c) => {
+    const [y, x] = opts.transpose ? [c, r] : [r, c];
+    st.marked = r >= 0 && c >= 0 ? { x, y } : null;
+    names(st.yNames, st.marked ? y : -1, 'pe-hm-on-y', opts.yColor);
+    names(st.xTicks, st.marked && opts.xNames ? x : -1, 'pe-hm-on-x', opts.xColor);
+    st.figure.dataset.mark = st.marked ? `${r},${c}` : '';
+    st.paint();
   };
   st.paint();
+  const show = (x, y) => {
+    const v = at(x, y);
+    readout.textContent = opts.readout ? opts.readout(y, x, v) : t('pe.hover', { r: y, c: x, v: fmtNum(v) }, opts.lang);
+    const [r, c] = opts.transpose ? [x, y] : [y, x];
+    st.cursor = { x, y };
+    if (opts.onCell) opts.onCell(r, c, st);
+  };
   st.hover = (e) => {
     const r = canvas.getBoundingClientRect();
     const x = Math.min(width - 1, Math.max(0, Math.floor(((e.clientX - r.left) / r.width) * width)));
     const y = Math.min(height - 1, Math.max(0, Math.floor(((e.clientY - r.top) / r.height) * height)));
-    const v = at(x, y);
-    readout.textContent = opts.readout ? opts.readout(y, x, v) : t('pe.hover', { r: y, c: x, v: fmtNum(v) }, opts.lang);
+    if (st.cursor?.x === x && st.cursor?.y === y && opts.onCell) return;
+    show(x, y);
+  };
+  st.leave = () => {
+    st.cursor = null;
+    if (opts.onCell) opts.onCell(-1, -1, st);
+  };
+  st.focusCell = () => {
+    if (!opts.onCell) return;
+    const c = st.cursor ?? { x: 0, y: height - 1 };
+    show(c.x, c.y);
+  };
+  st.key = (e) => {
+    if (!opts.onCell) return;
+    if (e.key === 'Escape') {
+      st.leave();
+      readout.textContent = '\u00a0';
+      return;
+    }
+    const c = st.cursor ?? { x: 0, y: height - 1 };
+    const step = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[e.key];
+    let { x, y } = c;
+    if (step) [x, y] = [x + step[0], y + step[1]];
+    else if (e.key === 'Home') x = 0;
+    else if (e.key === 'End') x = width - 1;
+    else return;
+    e.preventDefault();
+    show(Math.min(width - 1, Math.max(0, x)), Math.min(height - 1, Math.max(0, y)));
   };
   return st;
 }
@@ -185,7 +273,7 @@ function fitNames(st, cellW, cellH) {
     const font = Math.max(7, Math.min(12.8, cell * 0.9));
     const every = Math.max(1, Math.ceil(font / Math.max(cell, 1e-3) - 0.05));
     box.style.fontSize = `${font}px`;
-    [...box.children].forEach((c, i) => { c.style.visibility = i % every === 0 ? '' : 'hidden'; });
+    [...box.children].forEach((c, i) => { c.style.visibility = i % every === 0 || c.matches('.pe-hm-on-x, .pe-hm-on-y') ? '' : 'hidden'; });
   };
   if (st.xTicks.classList.contains('pe-hm-xnames')) fit(st.xTicks, cellW);
   fit(st.yNames, cellH);

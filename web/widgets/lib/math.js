@@ -4,11 +4,13 @@
 //   tex(el, 'PE_{(p,2i)} = \\sin(p / b^{2i/d})', { display: true })
 //   texNode('x^2', { display: true })                 // a new <span class="pe-math"> holding the formula
 //   texRow(['a = b', 'c = d'])                        // display formulas side by side, wrapping on a phone
+// \qc{…}, \kc{…} and \relc{…} colour a term as lib/palette.js's query, key and relative-angle roles.
 // A formula that does not parse is shown as its source in red (throwOnError: false), never an exception.
 
 import katex from 'katex';
 import katexCss from 'katex/dist/katex.min.css?inline';
 import { addStyle } from './style.js';
+import { MACROS } from './palette.js';
 
 // Typeset once per formula: a language switch or a redraw re-renders widgets whose formulas did not change,
 // and parsing TeX is most of a widget's render() time. The cache holds markup strings only (no nodes).
@@ -20,7 +22,7 @@ export function tex(el, formula, { display = false } = {}) {
   const key = `${display ? 'D' : 'I'}${formula}`;
   let html = typeset.get(key);
   if (html === undefined) {
-    html = katex.renderToString(formula, { displayMode: display, throwOnError: false, output: 'htmlAndMathml', strict: 'ignore' });
+    html = katex.renderToString(formula, { displayMode: display, throwOnError: false, output: 'htmlAndMathml', strict: 'ignore', macros: { ...MACROS } });
     if (typeset.size >= CACHE_MAX) typeset.delete(typeset.keys().next().value);
     typeset.set(key, html);
   }

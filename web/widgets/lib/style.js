@@ -7,6 +7,8 @@
 //                               and .u-legend anywhere on the page), and KaTeX's font families are renamed
 //                               pe-KaTeX_* so a host page's own KaTeX keeps its fonts
 
+import { roleCss } from './palette.js';
+
 const added = new Set();
 
 /** Splits a selector list at its top-level commas (not those inside :is(…), :not(…), […]). */
@@ -61,7 +63,7 @@ export function addStyle(id, css, { scope = false } = {}) {
 }
 
 export function ensureStyles() {
-  addStyle('pe-base', BASE);
+  addStyle('pe-base', `${BASE}\n${roleCss()}`);
 }
 
 const BASE = `
@@ -126,6 +128,7 @@ const BASE = `
 .pe-widget .pe-hm-xnames { display: grid; font-size: .8rem; color: #1d232a; text-align: center; }
 .pe-widget .pe-hm-xnames > span, .pe-widget .pe-hm-ynames > span { overflow: hidden; white-space: nowrap; }
 .pe-widget .pe-hm-named .pe-hm-ynames { min-width: 1.2em; }
+.pe-widget .pe-hm-ynames > .pe-hm-on-y, .pe-widget .pe-hm-xnames > .pe-hm-on-x { font-weight: 700; color: #fff; border-radius: 2px; }
 .pe-widget .pe-hm-foot { display: flex; flex-wrap: wrap; gap: .2rem 1rem; align-items: center; min-height: 1.3em; margin-top: .1rem; }
 .pe-widget .pe-hm-readout { font-size: .75rem; color: #1d232a; font-variant-numeric: tabular-nums; }
 .pe-widget .pe-hm figcaption { margin: 0 0 .2rem; }
