@@ -166,7 +166,11 @@ class PeLayerSchedule extends PeElement {
     const sch = this.sched = this.schedule();
     // the rules with this config's numbers: window w (sliding_window), chunk C (attention_chunk_size), F and β
     // (floor_scale, attn_scale of the NoPE layers' query scale), the bases b (rope_local_base_freq, rope_theta)
-    const base = (key) => fmt(sch.schemes.find((x) => x.key === key)?.base ?? 0, 3);
+    const base = (key) => {
+      const b = sch.schemes.find((x) => x.key === key)?.base ?? 0;
+      const e = Math.log10(b);
+      return Number.isInteger(e) ? `10^{${e}}` : String(b); // TeX, not '1e+6'
+    };
     const qs = sch.schemes.find((x) => x.scale)?.scale;
     const formulas = sch.gemma
       ? [`\\text{${this.t('ls.f.local')}} m - w < n \\le m,\\ w = ${sch.window},\\ b = ${base('local')}`, `\\text{${this.t('ls.f.global')}} n \\le m,\\ b = ${base('global')}`]
