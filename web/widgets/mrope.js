@@ -153,7 +153,7 @@ class PeMrope extends PeElement {
 
   render() {
     this.body.append(h('h3', {}, this.t('mr.title')), h('p', {}, this.t('mr.intro')),
-      tex(h('div'), '\\textcolor{#2f6db5}{\\tilde q_{(t,h,w)}[j]} = R\\big(p_{a(j)}\\,\\theta_j\\big)\\,\\textcolor{#2f6db5}{q[j]},\\quad a(j) \\in \\{t, h, w\\},\\quad \\theta_j = b^{-2j/d}', { display: true }),
+      tex(h('div'), '\\qc{\\tilde q_{(t,h,w)}[j]} = R\\big(p_{a(j)}\\,\\theta_j\\big)\\,\\qc{q[j]},\\quad a(j) \\in \\{t, h, w\\},\\quad \\theta_j = b^{-2j/d}', { display: true }),
       controls(range(this, { key: 'rows', label: 'mr.rows', min: 1, max: 4 }), range(this, { key: 'cols', label: 'mr.cols', min: 1, max: 6 }),
         select(this, { key: 'media', label: 'mr.media', options: Object.keys(MEDIA).map((k) => [k, `mr.media.${k}`]) })),
       h('h4', {}, this.t('mr.seq')),

@@ -11,6 +11,7 @@
 // pe.rope().apply; q, k, x, x', W_q, W_k are seeded Gaussians (lib/random.js).
 // Attributes: dim (default 16), m (default 20), delta (n − m, default −4: the key 4 tokens back), identity (W = I, default off),
 // seed (default 1), max-position (the chart's range, default 256).
+import { ROLE } from './lib/palette.js';
 import { PeElement, define, h } from './base.js';
 import { registerStrings, fmt } from './lib/i18n.js';
 import { controls, range, checkbox, select, withValue } from './lib/controls.js';
@@ -28,7 +29,7 @@ addStyle('pe-ra', `
 // one colour per term, the same in the formula, the chart and the table; q and k themselves (and what they are made
 // of: x, p_m, W_q against x', p_n, W_k) keep the colours every figure gives them (ROLE.q / ROLE.k of play-lab's
 // lib/palette.js), which no term uses
-const Q = '#2f6db5', K = '#c0392b';
+const Q = ROLE.q, K = ROLE.k;
 const C = { cc: '#7f8c8d', cp: '#d68910', pc: '#8e44ad', pp: '#16a2b8', add: '#34495e', rope: '#27864a' };
 const TERMS = ['cc', 'cp', 'pc', 'pp', 'add', 'rope'];
 
