@@ -1,5 +1,5 @@
 // attention-data.js — the storage type of pe.attention's q, k, v and out (options.dtype): one for all four, named
-// argument by argument when they disagree. Placement by type is memory.js's (locateData / stageData / returnData:
+// argument by argument when they disagree. Placement by type is memory-dtype.js's (locateData / stageData / returnData:
 // float32, or float16 / bfloat16 as a Uint16Array of raw bits, a Float16Array for float16, a 16-bit pe.tensor).
 
 import { typeError, checkEnum } from './errors.js';
@@ -10,11 +10,8 @@ import {
   tensorDtype,
   tensorRecord,
   float32Length,
-  halfLength,
-  locateData,
-  stageData,
-  returnData,
 } from './memory.js';
+import { halfLength, locateData, stageData, returnData } from './memory-dtype.js';
 import { typedArrayTag } from './typed-arrays.js';
 
 const HAS_FLOAT16ARRAY = typeof globalThis.Float16Array === 'function';

@@ -18,8 +18,7 @@
 // Inputs that view wasm memory are located (their pointer taken) before anything is allocated; the pointer
 // stays valid, since allocations never move data.
 //
-// 16-bit data (float16 / bfloat16) and the dtype of a call: memory-dtype.js, over the same heap and tensors
-// (re-exported here with the rest of placement).
+// 16-bit data (float16 / bfloat16) and the dtype of a call: memory-dtype.js, over the same heap and tensors.
 //
 // Placement of float32 data, in three steps that allocate nothing per call beyond the scratch blocks:
 //   locateFloat32   type and length check; the data's pointer in wasm memory, or -1 when it must be copied
@@ -556,18 +555,3 @@ export function numbersLength(where, name, values, bound) {
   }
   return n;
 }
-
-// Placement by dtype (memory-dtype.js), for the families that import placement from here.
-export {
-  resolveDtype,
-  checkHalf,
-  halfLength,
-  locateHalf,
-  stageHalf,
-  returnHalf,
-  dtypeBytes,
-  locateData,
-  stageData,
-  returnData,
-  dataOverlap,
-} from './memory-dtype.js';

@@ -5,9 +5,9 @@
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH } from './memory.js';
-import { locateData, stageData, returnData, dataOverlap } from './memory-dtype.js';
+import { locateData, stageData, returnData, dataOverlap, resolveDtype } from './memory-dtype.js';
 import { readShape, LAYOUTS } from './rope-view.js';
-import { resolveDtype, halfIn } from './rope-dtype.js';
+import { halfIn } from './rope-dtype.js';
 import { applyConfig, kApplyConfig } from './rope-apply-config.js';
 import { applyStrided, applyTable, rotateQK } from './rope-strided.js';
 

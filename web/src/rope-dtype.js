@@ -7,7 +7,6 @@
 
 import { overlaps, viewBuffer, viewByteOffset } from './memory.js';
 
-export { DTYPES, DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_BFLOAT16, resolveDtype, checkHalf } from './memory-dtype.js';
 
 const bytesOf = (a, n) => new Uint8Array(viewBuffer(a), viewByteOffset(a), 2 * n);
 

@@ -5,12 +5,11 @@
 // dense decode path (rope-apply.js), which never reaches it unless a call gives strides or offsets.
 
 import { SLOT, MAX_TENSOR_LENGTH, float32Length } from './memory.js';
-import { returnData, halfLength, locateData } from './memory-dtype.js';
+import { returnData, halfLength, locateData, resolveDtype } from './memory-dtype.js';
 import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
 import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
 import { positionsLength, tableHit, buildTable, rerotateTable, positionError, stageTableKey, reserveTable } from './rope-table.js';
 import { mropeRows, buildMropeTable, mropeRow, mropePairAxis } from './mrope.js';
-import { resolveDtype } from './rope-dtype.js';
 import { stridedConfig, clearStrides } from './rope-apply-config.js';
 
 const APPLY = 'rope.apply';

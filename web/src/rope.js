@@ -14,8 +14,7 @@
 
 import { checkInt, checkEnum, checkOptions, checkKnownKeys, knownKeys, typeError, describe, INT32_MAX } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, returnFloat32, float32Overlap, float32Length, stageInt32s } from './memory.js';
-import { halfLength, locateData, stageData, returnData } from './memory-dtype.js';
-import { resolveDtype } from './rope-dtype.js';
+import { halfLength, locateData, stageData, returnData, resolveDtype } from './memory-dtype.js';
 import { cosSin16 } from './rope-cossin.js';
 import { readShape, newView, LAYOUTS } from './rope-view.js';
 import { limit } from './abi.js';
