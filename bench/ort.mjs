@@ -5,11 +5,14 @@
 // onnxruntime-web's thread count is process-wide and fixed at its first session, so each thread count gets a
 // process. In that process, for each RoPE workload, three contenders run side by side in interleaved rounds:
 //   api          posenc SIMD through the public API with pe.tensor (the reference the ratios are taken to)
+//   api-copy     the same call with plain Float32Arrays, copied into wasm memory and back by the API: the
+//                like-for-like of session.run, which copies its feeds in and its outputs out
 //   ort-contrib  com.microsoft RotaryEmbedding, q and k in one session.run (wasm backend)
 //   ort-onnx     ONNX RotaryEmbedding (opset 23), likewise
 // end to end: session.run with q, k (float32) and position_ids (int64) feeds, outputs copied back to JS, the
-// cos/sin caches (4096 x 64, made by posenc) inside the model as initializers. Each output is checked once
-// against posenc's. Prints one JSON line: { threads, ortVersion, workloads: [{ id, results, check }] }.
+// cos/sin caches (4096 x 64, made by posenc) inside the model as initializers. Both outputs (q_rot, k_rot)
+// are checked once against posenc's. Each session is warmed up (V8 tiers onnxruntime's wasm up in the
+// background) before its batches are sized. Prints one JSON line: { threads, ortVersion, workloads: [{ id, results, check }] }.
 
 import { createRequire } from 'node:module';
 import { init } from '../web/src/index.js';
@@ -44,7 +47,7 @@ for (const spec of workloads) {
   const { shape, pos0 } = ROPE_SHAPES[spec.size];
   const [B, S, H, D] = shape;
   const n = B * S * H * D;
-  const w = ropeWorkload({ pe }, { ...spec, include: ['api'] });
+  const w = ropeWorkload({ pe }, { ...spec, include: ['api', 'api-copy'] });
   // the caches: posenc's own table for positions 0 .. 4095 (so outputs can be compared exactly)
   const maxPos = Math.max(TABLE_POSITIONS, pos0 + S);
   const rope = pe.rope({ headDim: D });
@@ -62,11 +65,12 @@ for (const spec of workloads) {
   };
   const contenders = [...w.contenders];
   const check = {};
-  // reference: posenc's apply of q0
-  const ref = pe.tensor(q0);
-  pe.rope({ headDim: D, pairing: spec.pairing }).apply(ref, { shape: spec.layout === 'bhsd' ? [B, H, S, D] : shape, layout: spec.layout, positions: Int32Array.from({ length: S }, (_, s) => pos0 + s) });
-  const refArr = ref.array.slice();
-  ref.free();
+  // reference: posenc's apply of q0 and k0
+  const refQ = q0.slice();
+  const refK = k0.slice();
+  const refRope = pe.rope({ headDim: D, pairing: spec.pairing });
+  refRope.apply(refQ, { shape: spec.layout === 'bhsd' ? [B, H, S, D] : shape, layout: spec.layout, positions: Int32Array.from({ length: S }, (_, s) => pos0 + s), k: refK });
+  refRope.free();
   for (const op of ['contrib', 'onnx']) {
     const id = `ort-${op}`;
     try {
@@ -82,8 +86,13 @@ for (const spec of workloads) {
       const w0 = performance.now();
       for (let i = 0; i < 3 || performance.now() - w0 < warmupMs; i++) await session.run(feeds);
       let m = 0;
-      const got = first.q_rot.data;
-      for (let i = 0; i < n; i++) m = Math.max(m, Math.abs(got[i] - refArr[i]));
+      for (const [got, want] of [[first.q_rot.data, refQ], [first.k_rot.data, refK]]) {
+        if (got.length !== n) throw new Error(`output of ${got.length} values, not ${n}`);
+        for (let i = 0; i < n; i++) {
+          const d = Math.abs(got[i] - want[i]);
+          if (!(d <= m)) m = d; // NaN sticks
+        }
+      }
       check[id] = m;
       contenders.push({ id, label: `onnxruntime-web ${ortVersion}, ${op === 'contrib' ? 'com.microsoft' : 'ONNX opset 23'} RotaryEmbedding, ${threads} thread(s)`, sample: loopAsync(() => session.run(feeds)) });
     } catch (e) {

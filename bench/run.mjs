@@ -16,7 +16,8 @@
 // (web/widgets/lib/measure.js); native C runs in its own process but interleaved with ours, sample by sample; onnxruntime-web
 // runs in child processes (its thread count is per process) that measure posenc's API alongside it.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,7 +36,6 @@ import { plan, runPlan, runModules, PAIRINGS, LAYOUTS, PEAK_FLOPS } from './runn
 // --no-malloc-tuning measures as is.
 const MALLOC_ENV = { MALLOC_MMAP_MAX_: '0', MALLOC_TRIM_THRESHOLD_: '68719476736', MALLOC_TOP_PAD_: '268435456' };
 if (!process.argv.includes('--no-malloc-tuning') && process.env.POSENC_BENCH_MALLOC !== '1') {
-  const { spawnSync } = await import('node:child_process');
   const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: 'inherit',
     env: { ...process.env, ...MALLOC_ENV, POSENC_BENCH_MALLOC: '1' },
@@ -85,10 +85,33 @@ function setup() {
   if (!sh('bash', ['build.sh', 'wasm'], 'bash build.sh wasm') && !haveDist) {
     throw new Error('bench: no posenc wasm (dist/, web/src/wasm-inline.js) and build.sh wasm failed');
   }
-  if (!flag('no-ort') && !fs.existsSync(path.join(BENCH, 'node_modules/onnxruntime-web'))) {
-    sh('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund', '--ignore-scripts'], 'npm ci --prefix bench');
-  }
+  if (!flag('no-ort')) ortSetup = ensureOrt();
   sh('bash', ['bench/build.sh'], 'bash bench/build.sh');
+}
+
+// bench/node_modules (onnxruntime-web only) is installed like scripts/setup.sh installs the root's: `npm ci` when
+// it is missing or was installed from another bench/package-lock.json (a stamp holds the lock's hash).
+// Returns null when onnxruntime-web is ready, else why not (the ORT target's "not measured" note).
+let ortSetup = '--no-ort';
+function ensureOrt() {
+  const lock = fs.readFileSync(path.join(BENCH, 'package-lock.json'));
+  const hash = createHash('sha256').update(lock).digest('hex');
+  const stamp = path.join(BENCH, 'node_modules/.posenc-lock.sha256');
+  const have = fs.existsSync(path.join(BENCH, 'node_modules/onnxruntime-web/package.json'));
+  const current = have && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8').trim() === hash;
+  if (!current) {
+    log(`bench: npm ci --prefix bench (bench/node_modules ${have ? 'out of date with bench/package-lock.json' : 'missing'})`);
+    if (sh('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], 'npm ci --prefix bench')) {
+      fs.writeFileSync(stamp, `${hash}\n`);
+    } else if (!have) {
+      return 'onnxruntime-web is not installed: npm ci --prefix bench failed (no registry?)';
+    }
+  }
+  // what ort.mjs loads; a broken install says so here instead of as a child process without output
+  const r = spawnSync(process.execPath, ['-e', "const o = require('onnxruntime-web'); process.stdout.write(o.env.versions.web)"], { cwd: BENCH, encoding: 'utf8' });
+  if (r.status !== 0) return `onnxruntime-web does not load in Node ${process.version}: ${(r.stderr || '').trim().split('\n').pop()}`;
+  log(`bench: onnxruntime-web ${r.stdout} (bench/node_modules)`);
+  return null;
 }
 
 const selected = (id) => ONLY.length === 0 || ONLY.some((o) => id.startsWith(o));
@@ -99,10 +122,9 @@ const ORT_THREADS = opt('ort-threads', '1').split(',').map(Number).filter((t) =>
 function ortPlan() {
   if (flag('no-ort')) return [];
   if (quick) return [[1, [{ size: 'decode', pairing: 'half', layout: 'bshd' }]]];
-  const all = PAIRINGS.flatMap((pairing) => LAYOUTS.map((layout) => ({ pairing, layout })));
-  // large: one pairing per layout (one onnxruntime run of [4,2048,32,128] q and k is ~0.3 s on a quiet machine)
-  const every = [...['decode', 'prefill'].flatMap((size) => all.map((v) => ({ size, ...v }))),
-    ...LAYOUTS.map((layout) => ({ size: 'large', pairing: 'half', layout }))];
+  // every workload of the main tables, large included (one onnxruntime run of [4,2048,32,128] q and k is
+  // ~0.3 s on a quiet machine, so the four large ones add about a minute)
+  const every = ['decode', 'prefill', 'large'].flatMap((size) => PAIRINGS.flatMap((pairing) => LAYOUTS.map((layout) => ({ size, pairing, layout }))));
   const one = ['decode', 'prefill', 'large'].map((size) => ({ size, pairing: 'half', layout: 'bshd' }));
   return ORT_THREADS.map((t) => [t, t === 1 ? every : one]);
 }
@@ -180,10 +202,11 @@ async function main() {
   results.workloads = await runPlan(env, plan(quick), results.contenders, runOpts);
   if (native) native.close();
 
-  const ortInstalled = fs.existsSync(path.join(BENCH, 'node_modules/onnxruntime-web'));
-  if (flag('no-ort')) results.ortMissing = '--no-ort';
-  else if (!ortInstalled) results.ortMissing = 'onnxruntime-web is not installed (npm ci --prefix bench failed: no registry?)';
-  for (const [threads, specs] of ortInstalled ? ortPlan() : []) {
+  if (ortSetup) results.ortMissing = ortSetup;
+  // what each thread count was asked to run: the ORT target covers these workloads
+  results.ortPlanned = {};
+  for (const [threads, specs] of ortSetup ? [] : ortPlan()) {
+    results.ortPlanned[threads] = specs.map((x) => `rope/${x.size}/${x.pairing}/${x.layout}`).filter(selected);
     const ts = Date.now();
     const r = await runOrt(threads, specs, quick ? 3 : 5, MIN_SAMPLE);
     if (r) {
