@@ -76,6 +76,23 @@ export function report(results) {
     out();
   }
 
+  // ---- onnxruntime-web ------------------------------------------------------------------------------------
+  for (const o of results.ort ?? []) {
+    if (!o.workloads?.length) continue;
+    out(`### onnxruntime-web ${o.ortVersion ?? ''}, ${o.threads} thread(s), end to end (its own process: posenc measured beside it in the same rounds)`);
+    out();
+    out('session.run with q, k and position_ids feeds, outputs copied back to JS; posenc = rope.apply(q, { k }) with pe.tensor inputs, and with Float32Arrays copied in and out (what session.run does with its feeds and outputs). Both outputs checked against posenc\'s ("max diff").');
+    out();
+    out('| workload | posenc (pe.tensor) | posenc (copies) | ORT com.microsoft | ORT ONNX-23 | com.microsoft / posenc | ONNX-23 / posenc | com.microsoft / posenc (copies) | ONNX-23 / posenc (copies) | max diff |');
+    out('|---|---|---|---|---|---|---|---|---|---|');
+    for (const w of o.workloads) {
+      const t = (id) => timeOf(w, id);
+      const diff = Object.values(w.check ?? {}).map((d) => (typeof d === 'number' ? d.toExponential(1) : String(d))).join(' / ');
+      out(`| ${w.id.replace(/^rope\//, '')} | ${t('api')} | ${t('api-copy')} | ${t('ort-contrib')} | ${t('ort-onnx')} | ${cell(ratio(w.results, 'ort-contrib', 'api'))} | ${cell(ratio(w.results, 'ort-onnx', 'api'))} | ${cell(ratio(w.results, 'ort-contrib', 'api-copy'))} | ${cell(ratio(w.results, 'ort-onnx', 'api-copy'))} | ${diff} |`);
+    }
+    out();
+  }
+
   if (results.code) {
     out('V8 (TurboFan) code of the innermost loop that rotates (bench/v8-code.mjs; x86-64 instructions; per 8 floats = instructions / (multiplies / 4)):');
     out();

@@ -263,6 +263,7 @@ async function main() {
   fs.writeFileSync(OUT, `${JSON.stringify(results, null, 1)}\n`);
   process.stdout.write(markdown);
   log(`bench: wrote ${path.relative(ROOT, OUT)} in ${results.seconds.toFixed(0)} s`);
+  if (!quick && !ONLY.length) log(`bench: node bench/report-doc.mjs ${path.relative(ROOT, OUT)} --write puts these tables into docs/performance.md`);
   if (problems.length) {
     log(`bench: ${problems.length} problem(s):\n  ${problems.join('\n  ')}`);
     if (quick || flag('strict')) process.exitCode = 1;
