@@ -3,6 +3,7 @@
 #   bench/build/limit.wasm     bench/wasm/limit.c: in-place SIMD pass, memcpy, fill; bench/wasm/rotation.c: the
 #                              hand-written SIMD128 rotation ("limit: rotation") (emcc, posenc's SIMD flags)
 #   bench/build/unfused.wasm   bench/wasm/unfused.c + c/src/*.c: the unfused attention pipeline (same flags)
+#   bench/build/posenc-names.simd.wasm  c/src/*.c with build.sh's SIMD flags and function names (bench/v8-code.mjs)
 #   bench/build/bench_native   bench/native/bench_native.c + c/src/*.c: gcc -O3 -march=native -DPE_NATIVE_SIMD=1
 # Idempotent: each output is rebuilt only when its sources, posenc's headers or the flags change.
 # A failed step is reported and skipped (run.mjs leaves that contender out); the exit status is 0 unless
@@ -45,6 +46,16 @@ if command -v emcc >/dev/null 2>&1; then
   CMD='emcc $EMFLAGS -sEXPORTED_FUNCTIONS=_malloc,_free,_pe_rope_init,_pe_rope_cos_sin,_pe_rope_apply,_pe_alibi_bias,_pe_abi_rope_config_layout \
     bench/wasm/unfused.c "${POSENC_SOURCES[@]}" -o bench/build/unfused.wasm'
   step bench/build/unfused.wasm bench/wasm/unfused.c "${POSENC_SOURCES[@]}"
+
+  # posenc's SIMD build again, with build.sh's SIMD flags and a name section (--profiling-funcs keeps function
+  # names and changes no code), so bench/v8-code.mjs can find the apply kernels (static, called through a
+  # table) in V8's code: the instruction counts behind the "limit: rotation" notes
+  EMNAMES="-std=c11 -Ic/include -ffp-contract=off -O3 -msimd128 --no-entry -sSTANDALONE_WASM \
+-sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=1MB -s$stack=256KB --profiling-funcs"
+  FLAGS="$EMVER $EMNAMES names"
+  CMD='emcc $EMNAMES -sEXPORTED_FUNCTIONS=_malloc,_free,_pe_rope_apply,_pe_rope_apply_qk,_pe_rope_apply_positions \
+    "${POSENC_SOURCES[@]}" -o bench/build/posenc-names.simd.wasm'
+  step bench/build/posenc-names.simd.wasm "${POSENC_SOURCES[@]}"
 else
   echo "bench/build.sh: emcc not found; the limit and unfused contenders are left out" >&2
   failed=$((failed + 2))

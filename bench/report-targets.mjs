@@ -172,9 +172,12 @@ export function evaluateTargets(results) {
 function codeNote(results) {
   const c = results.code;
   if (!c) return '';
-  const pe = c.pe_rope_apply;
+  const pe = c.pe__apply_half_fwd ?? c.pe_rope_apply;
   const rot = c.rot_half_bshd;
-  return `; V8 code: ${pe ? `pe_rope_apply's innermost rotation loop ${pe.perEightFloats} instructions per 8 floats (${pe.lea} lea, ${pe.stack} stack refs)` : 'the rotation loop is not inlined into pe_rope_apply'}, the hand kernel ${rot ? rot.perEightFloats : '?'}`;
+  const peText = !pe
+    ? 'the rotation loop is not in the function measured'
+    : `posenc's half-split kernel: best leaf loop ${pe.leafPerEightFloats?.[0] ?? pe.perEightFloats} instructions per 8 floats (${pe.leafLoops ?? 1} leaf loops)`;
+  return `; V8 code: ${peText}, the hand kernel ${rot ? (rot.leafPerEightFloats?.[0] ?? rot.perEightFloats) : '?'}`;
 }
 
 function fmtUs(d) {

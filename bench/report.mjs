@@ -96,10 +96,12 @@ export function report(results) {
   if (results.code) {
     out('V8 (TurboFan) code of the innermost loop that rotates (bench/v8-code.mjs; x86-64 instructions; per 8 floats = instructions / (multiplies / 4)):');
     out();
-    out('| function | instructions | per 8 floats of one tensor | mulps | add/sub | loads | stores | shuffles | lea | stack refs | branches |');
-    out('|---|---|---|---|---|---|---|---|---|---|---|');
+    out('posenc\'s kernels (pe__apply_half_fwd, pe__apply_il_fwd: bench/build/posenc-names.simd.wasm, the same C and flags with a name section) have specialised paths, so several leaf loops; which one runs depends on the shape, and the best of them bounds what the instruction count can explain. rot_* = limit: rotation (bench/wasm/rotation.c).');
+    out();
+    out('| function | innermost loop: instructions | per 8 floats of one tensor | mulps | add/sub | loads | stores | shuffles | lea | stack refs | branches | leaf loops | best leaf loop, per 8 floats |');
+    out('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const [fn, c] of Object.entries(results.code)) {
-      out(c ? `| ${fn} | ${c.instructions} | ${c.perEightFloats} | ${c.mul} | ${c.addsub} | ${c.load} | ${c.store} | ${c.shuffle} | ${c.lea} | ${c.stack} | ${c.branch} |` : `| ${fn} | no loop with multiplies in this function (the kernel is not inlined into it) | | | | | | | | | |`);
+      out(c ? `| ${fn} | ${c.instructions} | ${c.perEightFloats} | ${c.mul} | ${c.addsub} | ${c.load} | ${c.store} | ${c.shuffle} | ${c.lea} | ${c.stack} | ${c.branch} | ${c.leafLoops ?? ''} | ${c.leafPerEightFloats?.[0] ?? ''} |` : `| ${fn} | no loop with multiplies in this function (the kernel is not inlined into it) | | | | | | | | | | | |`);
     }
     out();
   }

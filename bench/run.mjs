@@ -251,7 +251,11 @@ async function main() {
         const got = rotationLoops(file, idx);
         return Object.fromEntries(names.map((n, i) => [n, got[`wasm-function[${idx[i]}]`] ?? null]));
       };
-      results.code = { ...loops(path.join(ROOT, 'dist/posenc.simd.wasm'), ['pe_rope_apply']) };
+      // posenc's float32 apply kernels are static functions called through a table: found by name in the
+      // same C built with a name section (bench/build.sh); without it, the exported entry point
+      const named = path.join(BENCH, 'build/posenc-names.simd.wasm');
+      if (fs.existsSync(named)) results.code = rotationLoops(named, ['pe__apply_half_fwd', 'pe__apply_il_fwd']);
+      else results.code = { ...loops(path.join(ROOT, 'dist/posenc.simd.wasm'), ['pe_rope_apply']) };
       if (limitBytes) Object.assign(results.code, loops(path.join(BENCH, 'build/limit.wasm'), ['rot_half_bshd', 'rot_half_bhsd', 'rot_il_bshd', 'rot_il_bhsd']));
     } catch (e) {
       log(`bench: v8-code: ${e.message}`);

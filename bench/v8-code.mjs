@@ -19,7 +19,7 @@ export function parseCode(text) {
   const fns = {};
   let cur = null;
   for (const line of text.split('\n')) {
-    const name = line.match(/^name: (wasm-function\[\d+\])/);
+    const name = line.match(/^name: (\S+)/); // wasm-function[N], or the name-section name
     if (name) {
       cur = fns[name[1]] = [];
       continue;
@@ -55,6 +55,20 @@ export function innermostRotationLoop(code) {
   }
   if (!best) return null;
   const { body, mul } = best;
+  // every leaf loop (one holding no other loop) with multiplies: a kernel with specialised paths (unrolled
+  // head rows, a generic tail) has several, and which one runs depends on the shape; their range bounds it
+  const loops = [];
+  for (let i = 0; i < code.length; i++) {
+    const j = code[i].text.match(/^j\w+\s+0x([0-9a-f]+)/);
+    const target = j ? parseInt(j[1], 16) : NaN;
+    if (!(target < code[i].addr)) continue;
+    const start = code.findIndex((c) => c.addr === target);
+    if (start < 0) continue;
+    const m = code.slice(start, i + 1).filter((c) => SIMD_MUL.test(c.op)).length;
+    if (m > 0) loops.push({ start, end: i, n: i + 1 - start, m });
+  }
+  const leaves = loops.filter((l) => !loops.some((o) => o !== l && o.start >= l.start && o.end <= l.end));
+  const per = leaves.map((l) => l.n / (l.m / 4));
   const count = (re) => body.filter((c) => re.test(c.op)).length;
   const mem = (c) => /\[/.test(c.text);
   return {
@@ -68,17 +82,22 @@ export function innermostRotationLoop(code) {
     stack: body.filter((c) => mem(c) && /\[rbp[-+]/.test(c.text)).length,
     branch: count(/^j/),
     perEightFloats: +(body.length / (mul / 4)).toFixed(1),
+    leafLoops: leaves.length,
+    leafPerEightFloats: [+Math.min(...per).toFixed(1), +Math.max(...per).toFixed(1)],
   };
 }
 
-/** Runs V8 on the wasm file; returns { [fn]: summary } for the indices asked (or the 3 with most multiplies). */
+/**
+ * Runs V8 on the wasm file; returns { [fn]: summary } for the functions asked (indices, or names where the
+ * module has a name section) or the 3 with most multiplies.
+ */
 export function rotationLoops(file, indices = []) {
   const self = fileURLToPath(import.meta.url);
   const r = spawnSync(process.execPath, ['--print-wasm-code', '--no-wasm-lazy-compilation', '--no-liftoff', self, '--compile', file], { encoding: 'utf8', maxBuffer: 512 << 20 });
   if (r.status !== 0) throw new Error(`v8-code: node exited ${r.status}: ${r.stderr.slice(-500)}`);
   const fns = parseCode(r.stdout);
   const names = indices.length
-    ? indices.map((i) => `wasm-function[${i}]`)
+    ? indices.map((i) => (typeof i === 'number' ? `wasm-function[${i}]` : i))
     : Object.keys(fns).sort((a, b) => fns[b].filter((c) => SIMD_MUL.test(c.op)).length - fns[a].filter((c) => SIMD_MUL.test(c.op)).length).slice(0, 3);
   const out = {};
   for (const n of names) if (fns[n]) out[n] = innermostRotationLoop(fns[n]);
@@ -128,6 +147,44 @@ export function exportIndices(bytes) {
     p = end;
   }
   return { exports: out, imported };
+}
+
+/** Function names from a module's "name" custom section (function index -> name); {} when it has none. */
+export function functionNames(bytes) {
+  let p = 8;
+  const u = () => {
+    let r = 0;
+    let s = 0;
+    let x;
+    do {
+      x = bytes[p++];
+      r |= (x & 0x7f) << s;
+      s += 7;
+    } while (x & 0x80);
+    return r >>> 0;
+  };
+  const str = () => {
+    const l = u();
+    const t = new TextDecoder().decode(bytes.subarray(p, p + l));
+    p += l;
+    return t;
+  };
+  const out = {};
+  while (p < bytes.length) {
+    const id = bytes[p++];
+    const len = u();
+    const end = p + len;
+    if (id === 0 && str() === 'name') {
+      while (p < end) {
+        const sub = bytes[p++];
+        const subEnd = u() + p;
+        if (sub === 1) for (let n = u(); n > 0; n--) out[u()] = str();
+        p = subEnd;
+      }
+    }
+    p = end;
+  }
+  return out;
 }
 
 const argv = process.argv.slice(2);
