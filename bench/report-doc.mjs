@@ -38,7 +38,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const args = process.argv.slice(2);
   const w = args.indexOf('--write');
   const docArg = w >= 0 && args[w + 1] && !args[w + 1].startsWith('--') && args[w + 1].endsWith('.md') ? args[w + 1] : null;
-  const input = args.find((x, i) => x.endsWith('.json') && i !== w + 1) ?? path.join(ROOT, 'bench/results.json');
+  const input = args.find((x) => x.endsWith('.json')) ?? path.join(ROOT, 'bench/results.json');
   const results = JSON.parse(fs.readFileSync(input, 'utf8'));
   if (results.settings?.quick) process.stderr.write(`report-doc: ${input} is a --quick run (a smoke test, not figures for the document)\n`);
   const block = resultsBlock(results);
