@@ -3,7 +3,7 @@
 //   node bench/ort.mjs --threads 1 --workloads '[{"size":"prefill","pairing":"half","layout":"bshd"}]' [--rounds N]
 //
 // onnxruntime-web's thread count is process-wide and fixed at its first session, so each thread count gets a
-// process. In that process, for each RoPE workload, three contenders run side by side in interleaved rounds:
+// process. In that process, for each RoPE workload, four contenders run side by side in interleaved rounds:
 //   api          posenc SIMD through the public API with pe.tensor (the reference the ratios are taken to)
 //   api-copy     the same call with plain Float32Arrays, copied into wasm memory and back by the API: the
 //                like-for-like of session.run, which copies its feeds in and its outputs out
