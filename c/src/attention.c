@@ -101,6 +101,33 @@ static pe_status pe__rope_tables(float *cos, float *sin, const pe_rope *rope, co
     return PE_OK;
 }
 
+/* True when the key positions never decrease over the keys the mask keeps (kmask NULL: every key); *kmax is
+ * then the last kept key's position (INT32_MIN when the mask keeps none). */
+static int pe__monotone(int32_t *kmax, const int32_t *kpos, const int32_t *kmask, int32_t n) {
+    int32_t last = INT32_MIN;
+    for (int32_t j = 0; j < n; j++) {
+        if (kmask && !kmask[j]) continue;
+        if (kpos[j] < last) return 0;
+        last = kpos[j];
+    }
+    *kmax = last;
+    return 1;
+}
+
+/* True when q and k sit at the same positions (so they share one cos/sin table): q_len == k_len, the same
+ * per-sequence form (qpb, kpb: the positions given and per_batch_positions), and the same values (a default
+ * side is 0 .. len − 1, as the default query positions k_len − q_len + i are when q_len == k_len). */
+static int pe__same_positions(const pe__attn *A, int qpb, int kpb) {
+    if (A->Sq != A->Sk || qpb != kpb) return 0;
+    if (A->qpos == A->kpos) return 1; /* both default, or one array given for both */
+    const size_t n = (size_t)A->Sq * (qpb ? (size_t)A->B : 1u);
+    if (A->qpos && A->kpos) return memcmp(A->qpos, A->kpos, n * sizeof(int32_t)) == 0;
+    const int32_t *p = A->qpos ? A->qpos : A->kpos; /* shared (not per sequence): compare with 0 .. n − 1 */
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (int32_t)i) return 0;
+    return 1;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* One block of up to PE__QB query rows of one (batch, kv head)                                   */
 /* ---------------------------------------------------------------------------------------------- */
@@ -124,11 +151,12 @@ static inline int32_t pe__tile_keys(int32_t nq) {
 
 /* kh, vh: the block's kv head (float32, or 16-bit as A->k16 / A->v16 say: each tile is then widened into
  * A->kbuf / A->vbuf first, so the kernels below only ever see float32); kpos, kmask: its sequence's key
- * positions and key mask (or NULL). */
+ * positions and key mask (or NULL); mono: kpos is given and nondecreasing over the keys the mask keeps, the
+ * last of which is at kmax (pe__monotone). */
 static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const void *kh, const void *vh,
-                           const int32_t *kpos, const int32_t *kmask) {
+                           const int32_t *kpos, const int32_t *kmask, int mono, int32_t kmax) {
     _Alignas(16) float S[PE__SCAP];
-    _Alignas(16) int32_t kpt[PE__KB_MAX], kmt[PE__KB_MAX];
+    _Alignas(16) int32_t kpt[PE__KB_MAX], kmt[PE__KB_MAX], ept[PE__KB_MAX];
     float m[PE__QB], l[PE__QB], corr[PE__KB_MAX / PE__SEG][PE__QB];
     pe__rowc rc[PE__QB];
     const int want_w = R->w[0] != NULL;
@@ -137,9 +165,17 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
     /* With the default key positions, causal visibility is a band: key j is visible to query i iff
      * j <= qpos_i. Keys past the block's last query are never visited, and each row's lim stops at its own. */
     const int band = A->causal && !kpos;
+    /* With explicit key positions that never decrease over the keys the mask keeps, it is a band too: give each
+     * masked key the position of the last kept key before it (INT32_MIN before the first); these effective
+     * positions never decrease, a key is visible iff it is kept and its effective position is <= qpos_i, so
+     * row i sees (kept keys of) a prefix, found per tile by bisection, and the first tile that starts past the
+     * block's last query ends the walk. Keys left out have p = 0 exactly, as with the default positions. */
+    int mband = A->causal && kpos && mono;
+    int32_t last = INT32_MIN; /* the effective position carried from one tile to the next */
 
-    int32_t qp_max = R->qp[0];
+    int32_t qp_max = R->qp[0], qp_min = R->qp[0];
     for (int32_t r = 0; r < nq; r++) {
+        qp_min = R->qp[r] < qp_min ? R->qp[r] : qp_min;
         m[r] = -INFINITY;
         l[r] = 0.0f;
         memset(R->o[r], 0, sizeof(float) * (size_t)Dv);
@@ -150,12 +186,15 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
     }
     int32_t jend = Sk;
     if (band) jend = qp_max < 0 ? 0 : (qp_max < Sk ? qp_max + 1 : Sk);
+    /* every kept key at or before every row (decoding the newest token): the causal mask hides nothing */
+    const int allvis = mband && kmax <= qp_min;
+    if (allvis) mband = 0;
 
     pe__tile T;
     T.ks = A->k16 ? (size_t)D : ks;
     T.D = D;
     T.alibi = A->slopes != NULL;
-    T.causal_kp = A->causal && kpos != NULL;
+    T.causal_kp = A->causal && kpos != NULL && !mband && !allvis;
     T.kp = T.alibi || T.causal_kp ? kpt : NULL;
     T.km = kmask ? kmt : NULL;
 
@@ -178,6 +217,16 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             vt = (const float *)vh + (size_t)j0 * vs;
         }
         T.nk = nk;
+        if (mband) {
+            for (int32_t c = 0; c < nk; c++) {
+                if (!kmask || kmask[j0 + c]) last = kpos[j0 + c];
+                ept[c] = last;
+            }
+            if (ept[0] > qp_max) { /* every key from j0 on is past every row of the block */
+                jend = j0;
+                break;
+            }
+        }
         if (kmask) {
             int32_t c = 0;
             for (; c < nk; c++) kmt[c] = kmask[j0 + c];
@@ -196,6 +245,16 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             if (band) {
                 const int64_t e = (int64_t)rc[r].qp - j0 + 1; /* keys j0 .. qp are visible */
                 lim = e <= 0 ? 0 : (e < nk ? (int32_t)e : nk);
+            } else if (mband) { /* the first c with ept[c] > qp */
+                int32_t lo = 0, hi = nk;
+                while (lo < hi) {
+                    const int32_t mid = (lo + hi) >> 1;
+                    if (ept[mid] <= rc[r].qp)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                lim = lo;
             }
             rc[r].lim = lim;
             rc[r].bias = R->bias[r] ? R->bias[r] + j0 : NULL;
@@ -363,26 +422,33 @@ pe_status pe_attention(void *out, float *weights, const void *q, const void *k, 
         float *cq = qr + A.n_q, *sq = cq + (size_t)qrows * nf;
         st = pe__rope_tables(cq, sq, A.rope, A.qpos, (int64_t)A.Sk - A.Sq, qrows, seq_len);
         if (st != PE_OK) return st;
+        pe__gather(qr, q, &A.q, A.B, A.Sq, A.H, A.D, bhsd, cfg->dtype);
+        const pe_rope_apply_config qc = {
+            .batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout, .per_batch_rows = qpb};
         if (!A.k_rotated) {
             const int32_t krows = kpb ? A.B * A.Sk : A.Sk;
             float *kr = sq + (size_t)qrows * nf;
             float *ck = kr + A.n_k, *sk = ck + (size_t)krows * nf;
-            st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, krows, seq_len);
-            if (st != PE_OK) return st;
             pe__gather(kr, k, &A.k, A.B, A.Sk, A.KVH, A.D, bhsd, cfg->dtype);
             const pe_rope_apply_config kc = {
                 .batch = A.B, .seq = A.Sk, .heads = A.KVH, .layout = cfg->layout, .per_batch_rows = kpb};
-            st = pe_rope_apply(A.rope, kr, ck, sk, &kc);
+            if (pe__same_positions(&A, qpb, kpb)) {
+                /* Self-attention (q and k at the same positions): one table, and q and k rotated in one pass
+                 * that loads each cos/sin vector once for both, bit for bit the two pe_rope_apply calls. */
+                st = pe_rope_apply_qk(A.rope, qr, kr, cq, sq, &qc, &kc);
+            } else {
+                st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, krows, seq_len);
+                if (st == PE_OK) st = pe_rope_apply(A.rope, kr, ck, sk, &kc);
+                if (st == PE_OK) st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
+            }
             if (st != PE_OK) return st;
             if (A.o16) pe__round16(kr, A.n_k, A.bf16);
             kx = kr;
             A.k = pe__dense_view(bhsd, A.Sk, A.KVH, A.D);
+        } else {
+            st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
+            if (st != PE_OK) return st;
         }
-        pe__gather(qr, q, &A.q, A.B, A.Sq, A.H, A.D, bhsd, cfg->dtype);
-        const pe_rope_apply_config qc = {
-            .batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout, .per_batch_rows = qpb};
-        st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
-        if (st != PE_OK) return st;
         if (A.o16) pe__round16(qr, A.n_q, A.bf16);
         qx = qr;
         A.q = pe__dense_view(bhsd, A.Sq, A.H, A.D);
@@ -408,6 +474,8 @@ pe_status pe_attention(void *out, float *weights, const void *q, const void *k, 
         const int32_t *kpos = A.kpos ? A.kpos + (A.per_batch ? (size_t)b * (size_t)A.Sk : 0u) : NULL;
         const int32_t *kmask = A.kmask ? A.kmask + (size_t)b * (size_t)A.Sk : NULL;
         const float *qsc = A.qscale ? A.qscale + (A.qscale_pb ? (size_t)b * (size_t)A.Sq : 0u) : NULL;
+        int32_t kmax = 0;
+        const int mono = A.causal && kpos && pe__monotone(&kmax, kpos, kmask, A.Sk);
         for (int32_t g = 0; g < A.KVH; g++) {
             const void *kh = (const char *)kx + (A.k.off + b * A.k.sb + g * A.k.sh) * ksz;
             const void *vh = (const char *)v + (A.v.off + b * A.v.sb + g * A.v.sh) * vsz;
@@ -443,7 +511,7 @@ pe_status pe_attention(void *out, float *weights, const void *q, const void *k, 
                     R.scale[r] = qsc ? A.scale * qsc[i] : A.scale;
                     R.qp[r] = pe__qpos(&A, b, i);
                 }
-                pe__attn_block(&A, &R, nq, kh, vh, kpos, kmask);
+                pe__attn_block(&A, &R, nq, kh, vh, kpos, kmask, mono, kmax);
                 if (A.o16)
                     for (int32_t r = 0; r < nq; r++) pe__narrow16(o16[r], R.o[r], A.Dv, A.bf16);
             }
