@@ -128,6 +128,19 @@ static int pe__same_positions(const pe__attn *A, int qpb, int kpb) {
     return 1;
 }
 
+/* The tile kernels and the block are called through these pointers, so that each stays a function of its own
+ * in the wasm: the optimiser (binaryen) inlines a function that has one caller, which made pe_attention one
+ * function of everything, whose hot loops V8 then compiled well or badly with unrelated code (±30 % from a
+ * change in the RoPE set-up, measured). A call per tile or block costs nothing next to the tile's work. */
+static void (*volatile pe__scores1_k)(float *, const float *, const pe__rowc *, const pe__tile *) = pe__scores1;
+#if PE_SIMD
+static void (*volatile pe__scores2_k)(float *, float *, const float *, const float *, const pe__rowc[2],
+                                      const pe__tile *) = pe__scores2;
+#endif
+static void (*volatile pe__pv1_k)(float *, float, const float *, const float *, size_t, int32_t, int32_t) = pe__pv1;
+static void (*volatile pe__pv4_k)(float *const[4], const float[4], const float *, size_t, const float *, size_t,
+                                  int32_t, int32_t) = pe__pv4;
+
 /* ---------------------------------------------------------------------------------------------- */
 /* One block of up to PE__QB query rows of one (batch, kv head)                                   */
 /* ---------------------------------------------------------------------------------------------- */
@@ -264,9 +277,9 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
         int32_t r = 0;
 #if PE_SIMD
         for (; r + 2 <= nq; r += 2)
-            pe__scores2(S + (size_t)r * kb, S + (size_t)(r + 1) * kb, R->q[r], R->q[r + 1], &rc[r], &T);
+            pe__scores2_k(S + (size_t)r * kb, S + (size_t)(r + 1) * kb, R->q[r], R->q[r + 1], &rc[r], &T);
 #endif
-        for (; r < nq; r++) pe__scores1(S + (size_t)r * kb, R->q[r], &rc[r], &T);
+        for (; r < nq; r++) pe__scores1_k(S + (size_t)r * kb, R->q[r], &rc[r], &T);
 
         /* online softmax update, one step per PE__SEG keys (a tile is 1..8 steps; decode's 512-key tiles give
          * the same numbers as prefill's 64-key ones) */
@@ -298,14 +311,14 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             for (int32_t g = 0; g < nseg; g++) {
                 const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
                 const int32_t n = lim < c0 ? 0 : (lim < c1 ? lim : c1) - c0;
-                pe__pv4(&R->o[r], &corr[g][r], S + (size_t)r * kb + c0, (size_t)kb, vt + (size_t)c0 * vs, vs, n, Dv);
+                pe__pv4_k(&R->o[r], &corr[g][r], S + (size_t)r * kb + c0, (size_t)kb, vt + (size_t)c0 * vs, vs, n, Dv);
             }
         }
         for (; r < nq; r++)
             for (int32_t g = 0; g < nseg; g++) {
                 const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
                 const int32_t n = rc[r].lim < c0 ? 0 : (rc[r].lim < c1 ? rc[r].lim : c1) - c0;
-                pe__pv1(R->o[r], corr[g][r], S + (size_t)r * kb + c0, vt + (size_t)c0 * vs, vs, n, Dv);
+                pe__pv1_k(R->o[r], corr[g][r], S + (size_t)r * kb + c0, vt + (size_t)c0 * vs, vs, n, Dv);
             }
     }
 
