@@ -31,8 +31,10 @@
  *            of 16 keys for decode; acc · corr first (skipped when corr is 1, the usual case).
  * With the default key positions and a causal mask (key j visible to query i iff j ≤ qpos_i) the kernel visits
  * only the band: keys past the block's last query are never loaded, and within a tile a row (pair, or group
- * of four for PV) stops at its last visible key. Masked keys have p = 0 exactly, so skipping them changes
- * nothing but, at most, the sign of a zero.
+ * of four for PV) stops at its last visible key. Explicit key positions that never decrease over the keys the
+ * mask keeps (0..n−1 given explicitly, HF's left padding) are a band too, found per tile by bisection; when
+ * every kept key is at or before every query of the block (a decode step), nothing is tested per key. Masked
+ * keys have p = 0 exactly, so skipping them changes nothing but, at most, the sign of a zero.
  *
  * SIMD128 and scalar builds run the same arithmetic in the same order, so they agree bit for bit:
  *   - q·k: pe__dot's tree (pe_math.h): four lane partial sums over chunks of 4, combined as
@@ -47,8 +49,10 @@
  *
  * Positions (see posenc.h): key j at kpos[j] (default j), query i at qpos[i] (default k_len − q_len + i).
  * RoPE rotates copies of q and k in the caller's scratch (q and k stay unmodified), with the library's own
- * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels; with
- * k_rotated the keys are taken as already rotated (a KV cache of rotated keys) and only q is rotated.
+ * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels; when q
+ * and k sit at the same positions (self-attention) they share one table and one pe_rope_apply_qk pass (bit for
+ * bit the two calls); with k_rotated the keys are taken as already rotated (a KV cache of rotated keys) and
+ * only q is rotated.
  *
  * Real batches (posenc.h): positions per sequence (per_batch_positions), a key mask (HF's attention_mask) and an
  * additive bias broadcast over batch / heads / queries enter the logit after ALiBi, in the same order in both
