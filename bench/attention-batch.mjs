@@ -10,20 +10,20 @@
 // unpadded in its own call. Everything lives in pe.tensor (no copies), outputs go to options.out, so what is
 // compared is the per-call cost of the wrapper plus the kernel's work, the same work in both contenders.
 //
-// What bounds the ratio: 8 · (w + k1) / (w + 8 · k1 + padding), with w the wrapper's fixed cost per call and k1
-// one sequence's kernel time. It is large only while w dominates k1: at kLen 32 here k1 is already about
-// the size of w, and at kLen 256 k1 is several times w, so the ratio tends to 1 as the cache grows (the
-// padded call does the same kernel work as the eight calls, plus its padding).
+// What bounds the ratio: 8 · (w + k1) / (w_b + 8 · k1), with w (w_b) the fixed cost of a per-sequence (the
+// batched) call and k1 one sequence's kernel time. It is large only while w dominates k1: at kLen 32 here
+// k1 is already about the size of w, and at kLen 256 k1 is several times w, so the ratio tends to 1 as the
+// cache grows (the padded call does the same kernel work as the eight calls). A third contender, the batch
+// doubled (16 sequences, one call), measures k1 = (t16 − t8) / 8 in the same run, and the note gives w, w_b, k1.
 import { compare, fillRandom } from '../web/widgets/lib/measure.js';
 import { loop } from './clock.mjs';
 import { rowFrom, standalone } from './targets.mjs';
 
-function workload(pe, K) {
-  const batch = 8;
+function workload(pe, K, batch = 8) {
   const H = 8;
   const KV = 2;
   const D = 16;
-  const lens = Array.from({ length: batch }, (_, b) => K - 7 + b);
+  const lens = Array.from({ length: batch }, (_, b) => K - 7 + (b % 8));
   const rope = pe.rope({ headDim: D, base: 500000 });
   const tensors = [];
   const T = (x) => {
@@ -80,20 +80,30 @@ export async function measure(pe, { quick = false, rounds = 9, minSample = 0.02 
   const rows = [];
   for (const K of quick ? [32] : [32, 256]) {
     const w = workload(pe, K);
+    // the same padded batch twice over (16 sequences) in one call: t(16) − t(8) is 8 sequences' kernel time,
+    // which splits each contender into the wrapper's fixed cost per call and the kernel's time per sequence
+    const w16 = workload(pe, K, 16);
     try {
       const { results } = await compare([
         { id: 'batched', sample: loop(w.batched) },
         { id: 'per-sequence', sample: loop(w.perSequence) },
+        { id: 'batched-16', sample: loop(w16.batched) },
       ], { rounds, minSample });
-      const us = (id) => (results[id].median * 1e6).toFixed(1);
+      const t = (id) => results[id].median * 1e6;
+      const us = (id) => t(id).toFixed(1);
+      const k1 = (t('batched-16') - t('batched')) / w.batch; // kernel time per sequence (µs)
+      const wb = t('batched') - w.batch * k1; // the batched call's fixed cost
+      const w1 = t('per-sequence') / w.batch - k1; // one per-sequence call's fixed cost
+      const split = `k1 ${k1.toFixed(1)} us per sequence, fixed cost per call ${w1.toFixed(1)} us (per-sequence) / ${wb.toFixed(1)} us (batched), so the ratio 8(w+k1)/(w_b+8k1) is ${((8 * (w1 + k1)) / (wb + 8 * k1)).toFixed(2)}`;
       rows.push(rowFrom(results, 'per-sequence', 'batched', {
         name: `padded-batch attention, one call vs ${w.batch} per-sequence calls, decode batch ${w.batch}, kLen ${K} (8/2 heads x ${w.D})`,
         target: 3,
         better: 'higher',
-        note: `1 call ${us('batched')} us, ${w.batch} calls ${us('per-sequence')} us; outputs agree to ${w.diff.toExponential(1)}`,
+        note: `1 call ${us('batched')} us, ${w.batch} calls ${us('per-sequence')} us, 16 sequences in 1 call ${us('batched-16')} us: ${split}; outputs agree to ${w.diff.toExponential(1)}`,
       }));
     } finally {
       w.free();
+      w16.free();
     }
   }
   return rows;

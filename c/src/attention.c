@@ -31,8 +31,10 @@
  *            of 16 keys for decode; acc · corr first (skipped when corr is 1, the usual case).
  * With the default key positions and a causal mask (key j visible to query i iff j ≤ qpos_i) the kernel visits
  * only the band: keys past the block's last query are never loaded, and within a tile a row (pair, or group
- * of four for PV) stops at its last visible key. Masked keys have p = 0 exactly, so skipping them changes
- * nothing but, at most, the sign of a zero.
+ * of four for PV) stops at its last visible key. Explicit key positions that never decrease over the keys the
+ * mask keeps (0..n−1 given explicitly, HF's left padding) are a band too, found per tile by bisection; when
+ * every kept key is at or before every query of the block (a decode step), nothing is tested per key. Masked
+ * keys have p = 0 exactly, so skipping them changes nothing but, at most, the sign of a zero.
  *
  * SIMD128 and scalar builds run the same arithmetic in the same order, so they agree bit for bit:
  *   - q·k: pe__dot's tree (pe_math.h): four lane partial sums over chunks of 4, combined as
@@ -47,8 +49,10 @@
  *
  * Positions (see posenc.h): key j at kpos[j] (default j), query i at qpos[i] (default k_len − q_len + i).
  * RoPE rotates copies of q and k in the caller's scratch (q and k stay unmodified), with the library's own
- * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels; with
- * k_rotated the keys are taken as already rotated (a KV cache of rotated keys) and only q is rotated.
+ * pe_rope_cos_sin / pe_rope_apply, so the angles are the exact double-reduced ones of the RoPE kernels; when q
+ * and k sit at the same positions (self-attention) they share one table and one pe_rope_apply_qk pass (bit for
+ * bit the two calls); with k_rotated the keys are taken as already rotated (a KV cache of rotated keys) and
+ * only q is rotated.
  *
  * Real batches (posenc.h): positions per sequence (per_batch_positions), a key mask (HF's attention_mask) and an
  * additive bias broadcast over batch / heads / queries enter the logit after ALiBi, in the same order in both
@@ -101,6 +105,46 @@ static pe_status pe__rope_tables(float *cos, float *sin, const pe_rope *rope, co
     return PE_OK;
 }
 
+/* True when the key positions never decrease over the keys the mask keeps (kmask NULL: every key); *kmax is
+ * then the last kept key's position (INT32_MIN when the mask keeps none). */
+static int pe__monotone(int32_t *kmax, const int32_t *kpos, const int32_t *kmask, int32_t n) {
+    int32_t last = INT32_MIN;
+    for (int32_t j = 0; j < n; j++) {
+        if (kmask && !kmask[j]) continue;
+        if (kpos[j] < last) return 0;
+        last = kpos[j];
+    }
+    *kmax = last;
+    return 1;
+}
+
+/* True when q and k sit at the same positions (so they share one cos/sin table): q_len == k_len, the same
+ * per-sequence form (qpb, kpb: the positions given and per_batch_positions), and the same values (a default
+ * side is 0 .. len − 1, as the default query positions k_len − q_len + i are when q_len == k_len). */
+static int pe__same_positions(const pe__attn *A, int qpb, int kpb) {
+    if (A->Sq != A->Sk || qpb != kpb) return 0;
+    if (A->qpos == A->kpos) return 1; /* both default, or one array given for both */
+    const size_t n = (size_t)A->Sq * (qpb ? (size_t)A->B : 1u);
+    if (A->qpos && A->kpos) return memcmp(A->qpos, A->kpos, n * sizeof(int32_t)) == 0;
+    const int32_t *p = A->qpos ? A->qpos : A->kpos; /* shared (not per sequence): compare with 0 .. n − 1 */
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (int32_t)i) return 0;
+    return 1;
+}
+
+/* The tile kernels and the block are called through these pointers, so that each stays a function of its own
+ * in the wasm: the optimiser (binaryen) inlines a function that has one caller, which made pe_attention one
+ * function of everything, whose hot loops V8 then compiled well or badly with unrelated code (±30 % from a
+ * change in the RoPE set-up, measured). A call per tile or block costs nothing next to the tile's work. */
+static void (*volatile pe__scores1_k)(float *, const float *, const pe__rowc *, const pe__tile *) = pe__scores1;
+#if PE_SIMD
+static void (*volatile pe__scores2_k)(float *, float *, const float *, const float *, const pe__rowc[2],
+                                      const pe__tile *) = pe__scores2;
+#endif
+static void (*volatile pe__pv1_k)(float *, float, const float *, const float *, size_t, int32_t, int32_t) = pe__pv1;
+static void (*volatile pe__pv4_k)(float *const[4], const float[4], const float *, size_t, const float *, size_t,
+                                  int32_t, int32_t) = pe__pv4;
+
 /* ---------------------------------------------------------------------------------------------- */
 /* One block of up to PE__QB query rows of one (batch, kv head)                                   */
 /* ---------------------------------------------------------------------------------------------- */
@@ -124,11 +168,12 @@ static inline int32_t pe__tile_keys(int32_t nq) {
 
 /* kh, vh: the block's kv head (float32, or 16-bit as A->k16 / A->v16 say: each tile is then widened into
  * A->kbuf / A->vbuf first, so the kernels below only ever see float32); kpos, kmask: its sequence's key
- * positions and key mask (or NULL). */
+ * positions and key mask (or NULL); mono: kpos is given and nondecreasing over the keys the mask keeps, the
+ * last of which is at kmax (pe__monotone). */
 static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, const void *kh, const void *vh,
-                           const int32_t *kpos, const int32_t *kmask) {
+                           const int32_t *kpos, const int32_t *kmask, int mono, int32_t kmax) {
     _Alignas(16) float S[PE__SCAP];
-    _Alignas(16) int32_t kpt[PE__KB_MAX], kmt[PE__KB_MAX];
+    _Alignas(16) int32_t kpt[PE__KB_MAX], kmt[PE__KB_MAX], ept[PE__KB_MAX];
     float m[PE__QB], l[PE__QB], corr[PE__KB_MAX / PE__SEG][PE__QB];
     pe__rowc rc[PE__QB];
     const int want_w = R->w[0] != NULL;
@@ -137,9 +182,17 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
     /* With the default key positions, causal visibility is a band: key j is visible to query i iff
      * j <= qpos_i. Keys past the block's last query are never visited, and each row's lim stops at its own. */
     const int band = A->causal && !kpos;
+    /* With explicit key positions that never decrease over the keys the mask keeps, it is a band too: give each
+     * masked key the position of the last kept key before it (INT32_MIN before the first); these effective
+     * positions never decrease, a key is visible iff it is kept and its effective position is <= qpos_i, so
+     * row i sees (kept keys of) a prefix, found per tile by bisection, and the first tile that starts past the
+     * block's last query ends the walk. Keys left out have p = 0 exactly, as with the default positions. */
+    int mband = A->causal && kpos && mono;
+    int32_t last = INT32_MIN; /* the effective position carried from one tile to the next */
 
-    int32_t qp_max = R->qp[0];
+    int32_t qp_max = R->qp[0], qp_min = R->qp[0];
     for (int32_t r = 0; r < nq; r++) {
+        qp_min = R->qp[r] < qp_min ? R->qp[r] : qp_min;
         m[r] = -INFINITY;
         l[r] = 0.0f;
         memset(R->o[r], 0, sizeof(float) * (size_t)Dv);
@@ -150,12 +203,15 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
     }
     int32_t jend = Sk;
     if (band) jend = qp_max < 0 ? 0 : (qp_max < Sk ? qp_max + 1 : Sk);
+    /* every kept key at or before every row (decoding the newest token): the causal mask hides nothing */
+    const int allvis = mband && kmax <= qp_min;
+    if (allvis) mband = 0;
 
     pe__tile T;
     T.ks = A->k16 ? (size_t)D : ks;
     T.D = D;
     T.alibi = A->slopes != NULL;
-    T.causal_kp = A->causal && kpos != NULL;
+    T.causal_kp = A->causal && kpos != NULL && !mband && !allvis;
     T.kp = T.alibi || T.causal_kp ? kpt : NULL;
     T.km = kmask ? kmt : NULL;
 
@@ -178,6 +234,16 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             vt = (const float *)vh + (size_t)j0 * vs;
         }
         T.nk = nk;
+        if (mband) {
+            for (int32_t c = 0; c < nk; c++) {
+                if (!kmask || kmask[j0 + c]) last = kpos[j0 + c];
+                ept[c] = last;
+            }
+            if (ept[0] > qp_max) { /* every key from j0 on is past every row of the block */
+                jend = j0;
+                break;
+            }
+        }
         if (kmask) {
             int32_t c = 0;
             for (; c < nk; c++) kmt[c] = kmask[j0 + c];
@@ -196,6 +262,16 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             if (band) {
                 const int64_t e = (int64_t)rc[r].qp - j0 + 1; /* keys j0 .. qp are visible */
                 lim = e <= 0 ? 0 : (e < nk ? (int32_t)e : nk);
+            } else if (mband) { /* the first c with ept[c] > qp */
+                int32_t lo = 0, hi = nk;
+                while (lo < hi) {
+                    const int32_t mid = (lo + hi) >> 1;
+                    if (ept[mid] <= rc[r].qp)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                lim = lo;
             }
             rc[r].lim = lim;
             rc[r].bias = R->bias[r] ? R->bias[r] + j0 : NULL;
@@ -205,9 +281,9 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
         int32_t r = 0;
 #if PE_SIMD
         for (; r + 2 <= nq; r += 2)
-            pe__scores2(S + (size_t)r * kb, S + (size_t)(r + 1) * kb, R->q[r], R->q[r + 1], &rc[r], &T);
+            pe__scores2_k(S + (size_t)r * kb, S + (size_t)(r + 1) * kb, R->q[r], R->q[r + 1], &rc[r], &T);
 #endif
-        for (; r < nq; r++) pe__scores1(S + (size_t)r * kb, R->q[r], &rc[r], &T);
+        for (; r < nq; r++) pe__scores1_k(S + (size_t)r * kb, R->q[r], &rc[r], &T);
 
         /* online softmax update, one step per PE__SEG keys (a tile is 1..8 steps; decode's 512-key tiles give
          * the same numbers as prefill's 64-key ones) */
@@ -239,14 +315,14 @@ static void pe__attn_block(const pe__attn *A, const pe__rows *R, int32_t nq, con
             for (int32_t g = 0; g < nseg; g++) {
                 const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
                 const int32_t n = lim < c0 ? 0 : (lim < c1 ? lim : c1) - c0;
-                pe__pv4(&R->o[r], &corr[g][r], S + (size_t)r * kb + c0, (size_t)kb, vt + (size_t)c0 * vs, vs, n, Dv);
+                pe__pv4_k(&R->o[r], &corr[g][r], S + (size_t)r * kb + c0, (size_t)kb, vt + (size_t)c0 * vs, vs, n, Dv);
             }
         }
         for (; r < nq; r++)
             for (int32_t g = 0; g < nseg; g++) {
                 const int32_t c0 = g * PE__SEG, c1 = nk - c0 < PE__SEG ? nk : c0 + PE__SEG;
                 const int32_t n = rc[r].lim < c0 ? 0 : (rc[r].lim < c1 ? rc[r].lim : c1) - c0;
-                pe__pv1(R->o[r], corr[g][r], S + (size_t)r * kb + c0, vt + (size_t)c0 * vs, vs, n, Dv);
+                pe__pv1_k(R->o[r], corr[g][r], S + (size_t)r * kb + c0, vt + (size_t)c0 * vs, vs, n, Dv);
             }
     }
 
@@ -363,26 +439,33 @@ pe_status pe_attention(void *out, float *weights, const void *q, const void *k, 
         float *cq = qr + A.n_q, *sq = cq + (size_t)qrows * nf;
         st = pe__rope_tables(cq, sq, A.rope, A.qpos, (int64_t)A.Sk - A.Sq, qrows, seq_len);
         if (st != PE_OK) return st;
+        pe__gather(qr, q, &A.q, A.B, A.Sq, A.H, A.D, bhsd, cfg->dtype);
+        const pe_rope_apply_config qc = {
+            .batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout, .per_batch_rows = qpb};
         if (!A.k_rotated) {
             const int32_t krows = kpb ? A.B * A.Sk : A.Sk;
             float *kr = sq + (size_t)qrows * nf;
             float *ck = kr + A.n_k, *sk = ck + (size_t)krows * nf;
-            st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, krows, seq_len);
-            if (st != PE_OK) return st;
             pe__gather(kr, k, &A.k, A.B, A.Sk, A.KVH, A.D, bhsd, cfg->dtype);
             const pe_rope_apply_config kc = {
                 .batch = A.B, .seq = A.Sk, .heads = A.KVH, .layout = cfg->layout, .per_batch_rows = kpb};
-            st = pe_rope_apply(A.rope, kr, ck, sk, &kc);
+            if (pe__same_positions(&A, qpb, kpb)) {
+                /* Self-attention (q and k at the same positions): one table, and q and k rotated in one pass
+                 * that loads each cos/sin vector once for both, bit for bit the two pe_rope_apply calls. */
+                st = pe_rope_apply_qk(A.rope, qr, kr, cq, sq, &qc, &kc);
+            } else {
+                st = pe__rope_tables(ck, sk, A.rope, A.kpos, 0, krows, seq_len);
+                if (st == PE_OK) st = pe_rope_apply(A.rope, kr, ck, sk, &kc);
+                if (st == PE_OK) st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
+            }
             if (st != PE_OK) return st;
             if (A.o16) pe__round16(kr, A.n_k, A.bf16);
             kx = kr;
             A.k = pe__dense_view(bhsd, A.Sk, A.KVH, A.D);
+        } else {
+            st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
+            if (st != PE_OK) return st;
         }
-        pe__gather(qr, q, &A.q, A.B, A.Sq, A.H, A.D, bhsd, cfg->dtype);
-        const pe_rope_apply_config qc = {
-            .batch = A.B, .seq = A.Sq, .heads = A.H, .layout = cfg->layout, .per_batch_rows = qpb};
-        st = pe_rope_apply(A.rope, qr, cq, sq, &qc);
-        if (st != PE_OK) return st;
         if (A.o16) pe__round16(qr, A.n_q, A.bf16);
         qx = qr;
         A.q = pe__dense_view(bhsd, A.Sq, A.H, A.D);
@@ -408,6 +491,8 @@ pe_status pe_attention(void *out, float *weights, const void *q, const void *k, 
         const int32_t *kpos = A.kpos ? A.kpos + (A.per_batch ? (size_t)b * (size_t)A.Sk : 0u) : NULL;
         const int32_t *kmask = A.kmask ? A.kmask + (size_t)b * (size_t)A.Sk : NULL;
         const float *qsc = A.qscale ? A.qscale + (A.qscale_pb ? (size_t)b * (size_t)A.Sq : 0u) : NULL;
+        int32_t kmax = 0;
+        const int mono = A.causal && kpos && pe__monotone(&kmax, kpos, kmask, A.Sk);
         for (int32_t g = 0; g < A.KVH; g++) {
             const void *kh = (const char *)kx + (A.k.off + b * A.k.sb + g * A.k.sh) * ksz;
             const void *vh = (const char *)v + (A.v.off + b * A.v.sb + g * A.v.sh) * vsz;
@@ -443,7 +528,7 @@ pe_status pe_attention(void *out, float *weights, const void *q, const void *k, 
                     R.scale[r] = qsc ? A.scale * qsc[i] : A.scale;
                     R.qp[r] = pe__qpos(&A, b, i);
                 }
-                pe__attn_block(&A, &R, nq, kh, vh, kpos, kmask);
+                pe__attn_block(&A, &R, nq, kh, vh, kpos, kmask, mono, kmax);
                 if (A.o16)
                     for (int32_t r = 0; r < nq; r++) pe__narrow16(o16[r], R.o[r], A.Dv, A.bf16);
             }

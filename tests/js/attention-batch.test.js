@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILDS, loadBuild, makeRng, assertThrowsNaming, assertBitEqual, loadGolden } from './helpers.js';
-import { at } from './attention-ref.js';
+import { paddedBatch, randomPads, refBatch as ref } from './attention-ref.js';
 
 const TOL = 2e-5;
 
@@ -18,64 +18,6 @@ function uniform(rng, n, amp) {
   const a = new Float32Array(n);
   for (let i = 0; i < n; i++) a[i] = (rng() * 2 - 1) * amp;
   return a;
-}
-
-/** HF's left padding: mask 0 for pad[b] keys, real keys at 0, 1, ...; padding at position 1. */
-function paddedBatch(B, Sk, Sq, pads) {
-  const mask = new Int32Array(B * Sk);
-  const kpos = new Int32Array(B * Sk);
-  const qpos = new Int32Array(B * Sq);
-  for (let b = 0; b < B; b++) {
-    for (let j = 0; j < Sk; j++) {
-      mask[b * Sk + j] = j >= pads[b] ? 1 : 0;
-      kpos[b * Sk + j] = j >= pads[b] ? j - pads[b] : 1;
-    }
-    for (let i = 0; i < Sq; i++) qpos[b * Sq + i] = kpos[b * Sk + Sk - Sq + i];
-  }
-  return { mask, kpos, qpos };
-}
-
-/** Double reference: per-sequence positions, mask, bias [bb, bh, bq, Sk], vHeadDim, per-query scales. */
-function ref(q, k, v, s, o) {
-  const { batch: B, heads: H, qLen: Sq, kLen: Sk, headDim: D } = s;
-  const KVH = s.kvHeads ?? H;
-  const Dv = s.vHeadDim ?? D;
-  const L = o.layout ?? 'bshd';
-  const scale = Math.fround(o.scale ?? Math.fround(1 / Math.sqrt(D)));
-  const out = new Float64Array(B * H * Sq * Dv);
-  const lg = new Float64Array(Sk);
-  for (let b = 0; b < B; b++) {
-    for (let h = 0; h < H; h++) {
-      const g = Math.floor(h / (H / KVH));
-      for (let i = 0; i < Sq; i++) {
-        const qp = o.qpos ? o.qpos[b * Sq + i] : Sk - Sq + i;
-        const sc = o.qscale ? Math.fround(scale * o.qscale[(o.qscale.length > Sq ? b * Sq : 0) + i]) : scale;
-        let m = -Infinity;
-        for (let j = 0; j < Sk; j++) {
-          const kp = o.kpos ? o.kpos[b * Sk + j] : j;
-          let dot = 0;
-          for (let d = 0; d < D; d++) dot += q[at(L, Sq, H, D, b, h, i, d)] * k[at(L, Sk, KVH, D, b, g, j, d)];
-          let x = dot * sc;
-          if (o.bias) {
-            const [bb, bh, bq] = o.biasShape;
-            x += o.bias[(((bb > 1 ? b : 0) * bh + (bh > 1 ? h : 0)) * bq + (bq > 1 ? i : 0)) * Sk + j];
-          }
-          if ((o.mask && o.mask[b * Sk + j] === 0) || (o.causal && kp > qp)) x = -Infinity;
-          lg[j] = x;
-          if (x > m) m = x;
-        }
-        if (m === -Infinity) continue;
-        let sum = 0;
-        for (let j = 0; j < Sk; j++) sum += lg[j] === -Infinity ? 0 : Math.exp(lg[j] - m);
-        for (let j = 0; j < Sk; j++) {
-          if (lg[j] === -Infinity) continue;
-          const p = Math.exp(lg[j] - m) / sum;
-          for (let e = 0; e < Dv; e++) out[at(L, Sq, H, Dv, b, h, i, e)] += p * v[at(L, Sk, KVH, Dv, b, g, j, e)];
-        }
-      }
-    }
-  }
-  return out;
 }
 
 function maxErr(a, r) {
@@ -99,7 +41,7 @@ for (const build of BUILDS) {
       [4, 4, 2, 33, 1, 16, 16, 'bshd', true],
       [2, 3, 3, 12, 12, 24, 16, 'bshd', false], // DeepSeek MLA head sizes
     ]) {
-      const pads = Array.from({ length: B }, (_, b) => (b === 0 ? 0 : Math.floor(rng() * (Sk - 1))));
+      const pads = randomPads((lo, hi) => lo + Math.floor(rng() * (hi - lo)), B, Sk); // pads 0 .. Sk − 2
       const { mask, kpos, qpos } = paddedBatch(B, Sk, Sq, pads);
       const s = { batch: B, heads: H, kvHeads: KVH, qLen: Sq, kLen: Sk, headDim: D, vHeadDim: Dv };
       const q = uniform(rng, B * H * Sq * D, 2);
@@ -124,6 +66,61 @@ for (const build of BUILDS) {
       results[`${build.name}:${B}:${Sk}:${L}:${withRope}`] = out;
     }
     assert.ok(worst < TOL, `padded batch vs double reference: ${worst} (tolerance ${TOL})`);
+  });
+
+  test(`explicit causal-compatible positions equal the default-positions call bit for bit; q, k at shared positions [${build.name}]`, async () => {
+    // The core walks only the causal band when the key positions never decrease over the kept keys (the
+    // default positions, and explicit ones such as 0..n-1 or HF's left padding), and rotates q and k in one
+    // pass from one table when they sit at the same positions: each must give the numbers of the general path.
+    const pe = await loadBuild(build.simd);
+    const rng = makeRng(14).uniform;
+    const rope = pe.rope({ headDim: 16, base: 10000 });
+    for (const [B, H, KVH, Sq, Sk, L] of [[1, 4, 2, 70, 70, 'bshd'], [2, 2, 1, 33, 33, 'bhsd'], [2, 4, 2, 5, 600, 'bshd'], [1, 2, 2, 1, 513, 'bhsd']]) {
+      const s = { batch: B, heads: H, kvHeads: KVH, qLen: Sq, kLen: Sk, headDim: 16 };
+      const q = uniform(rng, B * H * Sq * 16, 2);
+      const k = uniform(rng, B * KVH * Sk * 16, 2);
+      const v = uniform(rng, B * KVH * Sk * 16, 1);
+      const kIota = Int32Array.from({ length: Sk }, (_, j) => j);
+      const qTail = kIota.slice(Sk - Sq);
+      const what = `[${B},${H}/${KVH},${Sq},${Sk}] ${L}`;
+      for (const extra of [{ rope }, { alibi: true }, {}]) {
+        const base = { shape: s, layout: L, causal: true, returnWeights: true, ...extra };
+        const want = pe.attention(q, k, v, base);
+        for (const positions of [kIota, { q: qTail, k: kIota }, { k: kIota }, { q: qTail }]) {
+          const got = pe.attention(q, k, v, { ...base, positions });
+          assertBitEqual(got.out, want.out, `${what} ${Object.keys(extra)} explicit positions: out`);
+          assertBitEqual(got.weights, want.weights, `${what} ${Object.keys(extra)} explicit positions: weights`);
+        }
+        if (extra.rope) continue;
+        // shifted by a constant (no rope: only kpos − qpos matters), and the positions per sequence
+        const shift = (a, c) => Int32Array.from(a, (x) => x + c);
+        const perSeq = { q: new Int32Array(B * Sq), k: new Int32Array(B * Sk) };
+        for (let b = 0; b < B; b++) {
+          perSeq.q.set(shift(qTail, 1000 * b + 7), b * Sq);
+          perSeq.k.set(shift(kIota, 1000 * b + 7), b * Sk);
+        }
+        for (const positions of [{ q: shift(qTail, 123), k: shift(kIota, 123) }, perSeq]) {
+          const got = pe.attention(q, k, v, { ...base, positions });
+          assertBitEqual(got.out, want.out, `${what} ${Object.keys(extra)} shifted positions: out`);
+          assertBitEqual(got.weights, want.weights, `${what} ${Object.keys(extra)} shifted positions: weights`);
+        }
+      }
+      // non-monotone positions (the general path) and a monotone run with repeats against the double reference
+      const shuffled = Int32Array.from(kIota).reverse();
+      const repeats = Int32Array.from(kIota, (j) => j >> 1);
+      for (const kp of [shuffled, repeats]) {
+        const kpos = new Int32Array(B * Sk);
+        const qpos = new Int32Array(B * Sq);
+        for (let b = 0; b < B; b++) {
+          kpos.set(kp, b * Sk);
+          for (let i = 0; i < Sq; i++) qpos[b * Sq + i] = (Sk - Sq + i) >> 1;
+        }
+        const { out } = pe.attention(q, k, v, { shape: s, layout: L, causal: true, positions: { q: qpos, k: kpos } });
+        const err = maxErr(out, ref(q, k, v, s, { layout: L, causal: true, qpos, kpos }));
+        assert.ok(err < TOL, `${what}: explicit positions vs the double reference: ${err}`);
+      }
+    }
+    rope.free();
   });
 
   test(`bias of each broadcast shape, queryScale, fully masked rows [${build.name}]`, async () => {

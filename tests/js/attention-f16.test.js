@@ -17,7 +17,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILDS, loadBuild, makeRng, assertThrowsNaming, assertBitEqual } from './helpers.js';
-import { at } from './attention-ref.js';
+import { at, paddedBatch, randomPads, refBatch as ref } from './attention-ref.js';
 
 const U = { float16: 2 ** -11, bfloat16: 2 ** -8 };
 const E = 2e-5;
@@ -48,40 +48,6 @@ function randomHalf(rng, dtype, n, amp) {
   return h;
 }
 
-/** Double reference on dense decoded inputs: per-sequence positions and mask, causal, GQA, vHeadDim. */
-function ref(q, k, v, s, o) {
-  const { batch: B, heads: H, kvHeads: KVH, qLen: Sq, kLen: Sk, headDim: D, vHeadDim: Dv } = s;
-  const L = o.layout;
-  const scale = Math.fround(1 / Math.sqrt(D));
-  const out = new Float64Array(B * H * Sq * Dv);
-  const lg = new Float64Array(Sk);
-  for (let b = 0; b < B; b++) {
-    for (let h = 0; h < H; h++) {
-      const g = Math.floor(h / (H / KVH));
-      for (let i = 0; i < Sq; i++) {
-        const qp = o.qpos[b * Sq + i];
-        let m = -Infinity;
-        for (let j = 0; j < Sk; j++) {
-          let dot = 0;
-          for (let d = 0; d < D; d++) dot += q[at(L, Sq, H, D, b, h, i, d)] * k[at(L, Sk, KVH, D, b, g, j, d)];
-          const hidden = o.mask[b * Sk + j] === 0 || (o.causal && o.kpos[b * Sk + j] > qp);
-          lg[j] = hidden ? -Infinity : dot * scale;
-          m = Math.max(m, lg[j]);
-        }
-        if (m === -Infinity) continue;
-        let sum = 0;
-        for (let j = 0; j < Sk; j++) sum += lg[j] === -Infinity ? 0 : Math.exp(lg[j] - m);
-        for (let j = 0; j < Sk; j++) {
-          if (lg[j] === -Infinity) continue;
-          const p = Math.exp(lg[j] - m) / sum;
-          for (let e = 0; e < Dv; e++) out[at(L, Sq, H, Dv, b, h, i, e)] += p * v[at(L, Sk, KVH, Dv, b, g, j, e)];
-        }
-      }
-    }
-  }
-  return out;
-}
-
 /** A random case; the same seed gives the same case on both builds. */
 function makeCase(seed) {
   const rng = makeRng(seed).uniform;
@@ -97,17 +63,7 @@ function makeCase(seed) {
   const Dv = rng() < 0.3 ? int(1, 40) : D;
   const layout = rng() < 0.5 ? 'bshd' : 'bhsd';
   const causal = rng() < 0.7;
-  const mask = new Uint8Array(B * kLen);
-  const kpos = new Int32Array(B * kLen);
-  const qpos = new Int32Array(B * qLen);
-  for (let b = 0; b < B; b++) {
-    const pad = b === 0 ? 0 : int(0, kLen - 1);
-    for (let j = 0; j < kLen; j++) {
-      mask[b * kLen + j] = j >= pad ? 1 : 0;
-      kpos[b * kLen + j] = j >= pad ? j - pad : 1;
-    }
-    for (let i = 0; i < qLen; i++) qpos[b * qLen + i] = kpos[b * kLen + kLen - qLen + i];
-  }
+  const { mask, kpos, qpos } = paddedBatch(B, kLen, qLen, randomPads(int, B, kLen));
   const s = { batch: B, heads: H, kvHeads: KVH, qLen, kLen, headDim: D, vHeadDim: Dv };
   const q = randomHalf(rng, dtype, B * H * qLen * D, 2);
   const k = randomHalf(rng, dtype, B * KVH * kLen * D, 2);

@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { BUILDS, loadBuild, makeRng, assertThrowsNaming, assertBitEqual, shapeFor } from './helpers.js';
-import { at } from './attention-ref.js';
+import { refBatch } from './attention-ref.js';
 import { refMrope } from './mrope-ref.js';
 
 const TOL = 2e-5;
@@ -24,41 +24,6 @@ function uniform(rng, n, amp = 1) {
   const a = new Float32Array(n);
   for (let i = 0; i < n; i++) a[i] = (rng.uniform() * 2 - 1) * amp;
   return a;
-}
-
-/** Attention in double; causal by token order (key j visible to query i iff j <= kLen − qLen + i), key mask. */
-function refAttention(q, k, v, s, { layout, causal, mask }) {
-  const { batch: B, heads: H, kvHeads: KVH, qLen: Sq, kLen: Sk, headDim: D } = s;
-  const scale = Math.fround(1 / Math.sqrt(D));
-  const out = new Float64Array(B * H * Sq * D);
-  const lg = new Float64Array(Sk);
-  for (let b = 0; b < B; b++) {
-    for (let h = 0; h < H; h++) {
-      const g = Math.floor(h / (H / KVH));
-      for (let i = 0; i < Sq; i++) {
-        let m = -Infinity;
-        for (let j = 0; j < Sk; j++) {
-          if ((causal && j > Sk - Sq + i) || (mask && mask[b * Sk + j] === 0)) {
-            lg[j] = -Infinity;
-            continue;
-          }
-          let dot = 0;
-          for (let d = 0; d < D; d++) dot += q[at(layout, Sq, H, D, b, h, i, d)] * k[at(layout, Sk, KVH, D, b, g, j, d)];
-          lg[j] = scale * dot;
-          m = Math.max(m, lg[j]);
-        }
-        if (m === -Infinity) continue;
-        let sum = 0;
-        for (let j = 0; j < Sk; j++) sum += lg[j] === -Infinity ? 0 : Math.exp(lg[j] - m);
-        for (let j = 0; j < Sk; j++) {
-          if (lg[j] === -Infinity) continue;
-          const p = Math.exp(lg[j] - m) / sum;
-          for (let d = 0; d < D; d++) out[at(layout, Sq, H, D, b, h, i, d)] += p * v[at(layout, Sk, KVH, D, b, g, j, d)];
-        }
-      }
-    }
-  }
-  return out;
 }
 
 /** A random section for rd / 2 pairs: chunked ones tile the pairs, interleaved ones are any three counts. */
@@ -177,7 +142,7 @@ test('M-RoPE attention is within 2e-5 of a naive double reference (causal by tok
     const common = { layout, rd: c.rd, base: c.base, pairing: c.pairing, section: c.section, interleaved: c.interleaved };
     const qd = refMrope(c.q, { ...common, shape: [s.batch, s.qLen, s.heads, s.headDim], pos3: c.pq, rows: c.qRows });
     const kd = refMrope(c.k, { ...common, shape: [s.batch, s.kLen, s.kvHeads, s.headDim], pos3: c.pk, rows: c.kRows });
-    const want = refAttention(qd, kd, c.v, s, c);
+    const want = refBatch(qd, kd, c.v, s, c);
     for (const [name, pe] of builds) {
       const rope = ropeOf(pe, c);
       const got = withMrope(pe, rope, c);
@@ -374,7 +339,7 @@ test('a left-padded batch: pe.mropePositions feeds pe.attention (mask + causal) 
       const got = pe.attention(q, k, v, { shape: s, causal: true, mask, rope, positions: { q: positions, k: positions } }).out;
       const qd = refMrope(q, { shape: [B, S, 2, D], layout: 'bshd', pos3: positions, rows: B * S, rd: D, base: 1e4, pairing: 'half', section, interleaved });
       const kd = refMrope(k, { shape: [B, S, 1, D], layout: 'bshd', pos3: positions, rows: B * S, rd: D, base: 1e4, pairing: 'half', section, interleaved });
-      const want = refAttention(qd, kd, v, s, { layout: 'bshd', causal: true, mask });
+      const want = refBatch(qd, kd, v, s, { layout: 'bshd', causal: true, mask });
       let worst = 0;
       for (let e = 0; e < got.length; e++) worst = Math.max(worst, Math.abs(got[e] - want[e]));
       assert.ok(worst <= TOL, `${c.id} ${name}: max |out − ref| = ${worst}`);

@@ -1,49 +1,33 @@
 // attention-cases.js — fuzz cases for pe.attention, checked against tests/js/attention-ref.js (naive double
 // attention with RoPE and ALiBi). See rope-cases.js for the shape of a case.
 import fc from 'fast-check';
-import { policy, maybe, mostly, Plan, extraKeyArb, floatDescArb } from './common.js';
+import { maybe, mostly, Plan } from './common.js';
 import { buildFloat, proxyOf, changingGetter } from './values.js';
 import { refAlibiSlopes, compare } from './refs.js';
+import { attnRecord, attnBase, attnTensors, addExtraKey, attnStep } from './attention-common.js';
 import { refAttention } from '../attention-ref.js';
 import { refApply } from '../helpers.js';
 
 // ---- attention --------------------------------------------------------------------------------------------
 
-export const attnCaseArb = fc.record({
-  batch: fc.integer({ min: 1, max: 2 }),
-  kvHeads: fc.integer({ min: 1, max: 2 }),
-  group: fc.integer({ min: 1, max: 2 }),
-  qLen: fc.integer({ min: 1, max: 5 }),
-  kExtra: fc.integer({ min: 0, max: 3 }),
-  headDim: fc.constantFrom(2, 4, 8, 6),
+export const attnCaseArb = attnRecord({
   layout: mostly([undefined, 'bshd', 'bhsd'], ['bsdh'], 0.05),
   causal: mostly([undefined, true, false], [1], 0.05),
   rope: mostly([null, 'same'], ['foreign', 'freed', 'otherDim', 'notRope'], 0.1),
-  kRotated: fc.constantFrom(undefined, true, false),
   alibi: mostly([undefined, undefined, true, 'slopes'], ['short', 'nan'], 0.05),
   scale: mostly([undefined, undefined, 0.3, 2, -0.5], [NaN, 0, 1e-46, 1e39, '1'], 0.05),
   positions: mostly([null, null, 'array', 'qk', 'qOnly'], ['negative', 'shortK', 'proxy'], 0.1),
   returnWeights: fc.constantFrom(undefined, true, false),
   out: mostly([null, null, 'f32', 'tensor'], ['overlapQ', 'short'], 0.05),
-  q: floatDescArb,
-  k: floatDescArb,
-  v: floatDescArb,
   huge: maybe(fc.constantFrom({ heads: 1, qLen: 16385, kLen: 32768, headDim: 1, returnWeights: true }, { heads: 2 ** 16, qLen: 2 ** 16, kLen: 1, headDim: 1 }, { heads: 1, qLen: 1, kLen: 2 ** 31, headDim: 2 }, { heads: 2 ** 32 + 1, qLen: 1, kLen: 1, headDim: 1 }), 0.06),
-  extra: extraKeyArb(['causual', 'positionIds', 'scales', 'mask_']),
   changeShape: fc.constantFrom(false, false, false, false, true),
-});
+}, { qLenMax: 5, headDims: [2, 4, 8, 6], extraKeys: ['causual', 'positionIds', 'scales', 'mask_'] });
 
 export function attnSteps(spec, env) {
   const plan = new Plan('attention');
-  const { batch: B, kvHeads: KVH, qLen: Sq, headDim: D } = spec;
-  const H = KVH * spec.group;
-  const Sk = Sq + spec.kExtra;
-  const layout = spec.layout ?? 'bshd';
+  const dims = attnBase(spec);
+  const { B, H, Sq, Sk, D, layout, shape, o } = dims;
   plan.part('layout', spec.layout === 'bsdh' ? 'error' : 'ok');
-  const shape = { batch: B, heads: H, kvHeads: KVH, qLen: Sq, kLen: Sk, headDim: D };
-  const o = { shape };
-  if (spec.layout !== undefined) o.layout = spec.layout;
-  if (spec.causal !== undefined) o.causal = spec.causal;
   plan.part('causal', spec.causal === 1 ? 'error' : 'ok');
   let rope = null;
   if (spec.rope !== null) {
@@ -55,7 +39,6 @@ export function attnSteps(spec, env) {
     o.rope = rope;
     plan.part('rope', spec.rope === 'same' ? 'ok' : 'error');
   }
-  if (spec.kRotated !== undefined) o.kRotated = spec.kRotated;
   let slopes = null;
   if (spec.alibi !== undefined) {
     if (spec.alibi === true) {
@@ -112,11 +95,8 @@ export function attnSteps(spec, env) {
   }
   if (spec.returnWeights !== undefined) o.returnWeights = spec.returnWeights;
   const nq = B * Sq * H * D;
-  const nk = B * Sk * KVH * D;
-  const q = buildFloat(spec.q, env, nq);
-  const k = buildFloat(spec.k, env, nk);
-  const v = buildFloat(spec.v, env, nk);
-  plan.part('q', q.fate).part('k', k.fate).part('v', v.fate);
+  const t = attnTensors(spec, env, plan, dims);
+  const { q } = t;
   let out = null;
   if (spec.out !== null) {
     if (spec.out === 'overlapQ') {
@@ -140,26 +120,24 @@ export function attnSteps(spec, env) {
     // q, k, v (sized for the small shape) no longer match either: any of them may be named first
     for (const name of ['q', 'k', 'v', 'out', 'positions', 'weights']) plan.part(name, 'either');
   }
-  if (spec.extra !== null) {
-    o[spec.extra] = 1;
-    plan.part(spec.extra, policy.unknownKey);
-  }
+  addExtraKey(spec, o, plan);
   if (spec.changeShape && spec.huge === null) {
     o.shape = changingGetter(shape, 'qLen', shape.qLen, 2 ** 20); // right on the first read only
     plan.part('shape', 'either').part('qLen', 'either').part('q', 'either');
   }
   return [
-    {
+    attnStep({
       plan,
+      env,
+      t,
+      o,
+      extra: [out],
       cleanup: () => {
-        for (const t of [q, k, v, out]) t?.cleanup();
         if (spec.rope === 'same' || spec.rope === 'otherDim' || spec.rope === 'foreign') rope.free();
       },
-      run: () => env.pe.attention(q.value, k.value, v.value, o),
-      check: (r) => {
-        if (q.expected === null || k.expected === null || v.expected === null || spec.positions === 'proxy') return null;
-        const got = r.out.array ?? r.out;
-        if (out !== null && r.out !== out.value && !(out.value instanceof Float32Array)) return 'attention did not return options.out as out';
+      checked: spec.positions !== 'proxy',
+      what: 'attention.out',
+      reference: () => {
         const refOpts = { layout, causal: spec.causal === true, scale: spec.scale, slopes, qpos, kpos };
         let qd = q.expected;
         if (rope !== null) {
@@ -171,12 +149,14 @@ export function attnSteps(spec, env) {
             refOpts.rope = ropeRef;
           }
         }
-        const ref = refAttention(qd, k.expected, v.expected, { ...shape, qLen: Sq }, refOpts);
-        const bad = compare('attention.out', got, ref.out, () => 5e-5);
-        if (bad || spec.returnWeights !== true) return bad;
+        return refAttention(qd, t.k.expected, t.v.expected, { ...shape, qLen: Sq }, refOpts);
+      },
+      more: (r, ref) => {
+        if (out !== null && r.out !== out.value && !(out.value instanceof Float32Array)) return 'attention did not return options.out as out';
+        if (spec.returnWeights !== true) return null;
         if (!r.weights) return 'returnWeights: no weights';
         return compare('attention.weights', r.weights, ref.weights, () => 5e-6);
       },
-    },
+    }),
   ];
 }

@@ -2,33 +2,20 @@
 // streams), checked against ../mrope-ref.js (double M-RoPE) and ../attention-ref.js (double attention, causal by
 // token order). See rope-cases.js for the shape of a case.
 import fc from 'fast-check';
-import { policy, mostly, Plan, extraKeyArb, floatDescArb } from './common.js';
-import { buildFloat, proxyOf, changingGetter } from './values.js';
-import { compare } from './refs.js';
+import { mostly, Plan } from './common.js';
+import { proxyOf, changingGetter } from './values.js';
+import { attnRecord, attnBase, attnTensors, addExtraKey, attnStep } from './attention-common.js';
 import { refAttention } from '../attention-ref.js';
 import { refMrope } from '../mrope-ref.js';
 
-export const mropeAttnCaseArb = fc.record({
-  batch: fc.integer({ min: 1, max: 2 }),
-  kvHeads: fc.integer({ min: 1, max: 2 }),
-  group: fc.integer({ min: 1, max: 2 }),
-  qLen: fc.integer({ min: 1, max: 4 }),
-  kExtra: fc.integer({ min: 0, max: 3 }),
-  headDim: fc.constantFrom(4, 6, 8),
-  layout: fc.constantFrom(undefined, 'bshd', 'bhsd'),
+export const mropeAttnCaseArb = attnRecord({
   pairing: fc.constantFrom('half', 'interleaved'),
   interleaved: fc.boolean(),
-  causal: fc.constantFrom(undefined, true, false),
-  kRotated: fc.constantFrom(undefined, true, false),
   qRows: fc.constantFrom('shared', 'perSeq'),
   kRows: fc.constantFrom('shared', 'perSeq'),
   bad: mostly([null, null, null], ['noPositions', 'oneArray', 'missingQ', 'notDiv3', 'wrongRows', 'negative', 'float', 'proxy', 'changingQ', 'dtype'], 0.25),
-  q: floatDescArb,
-  k: floatDescArb,
-  v: floatDescArb,
   seed: fc.integer({ min: 0, max: 1000 }),
-  extra: extraKeyArb(['position', 'rotate']),
-});
+}, { qLenMax: 4, headDims: [4, 6, 8], extraKeys: ['position', 'rotate'] });
 
 /** three streams of `rows` small positions: text runs and image-like blocks */
 function streams(rows, seed) {
@@ -46,18 +33,12 @@ function streams(rows, seed) {
 
 export function mropeAttnSteps(spec, env) {
   const plan = new Plan('attention');
-  const { batch: B, kvHeads: KVH, qLen: Sq, headDim: D } = spec;
-  const H = KVH * spec.group;
-  const Sk = Sq + spec.kExtra;
-  const layout = spec.layout ?? 'bshd';
+  const dims = attnBase(spec);
+  const { B, KVH, H, Sq, Sk, D, layout, shape, o } = dims;
   const half = D / 2;
   const section = spec.interleaved ? [1, 1, 1] : [1, 1, half - 2];
   const rope = env.pe.rope({ headDim: D, base: 10000, pairing: spec.pairing, mrope: { section, interleaved: spec.interleaved } });
-  const shape = { batch: B, heads: H, kvHeads: KVH, qLen: Sq, kLen: Sk, headDim: D };
-  const o = { shape, rope };
-  if (spec.layout !== undefined) o.layout = spec.layout;
-  if (spec.causal !== undefined) o.causal = spec.causal;
-  if (spec.kRotated !== undefined) o.kRotated = spec.kRotated;
+  o.rope = rope;
   const qRows = spec.qRows === 'perSeq' ? B * Sq : Sq;
   const kRows = spec.kRows === 'perSeq' ? B * Sk : Sk;
   const pq = streams(qRows, spec.seed);
@@ -109,32 +90,23 @@ export function mropeAttnSteps(spec, env) {
     default:
       throw new Error(spec.bad);
   }
-  const nq = B * Sq * H * D;
-  const nk = B * Sk * KVH * D;
-  const q = buildFloat(spec.q, env, nq);
-  const k = buildFloat(spec.k, env, nk);
-  const v = buildFloat(spec.v, env, nk);
-  plan.part('q', q.fate).part('k', k.fate).part('v', v.fate);
-  if (spec.extra !== null) {
-    o[spec.extra] = 1;
-    plan.part(spec.extra, policy.unknownKey);
-  }
+  const t = attnTensors(spec, env, plan, dims);
+  addExtraKey(spec, o, plan);
   return [
-    {
+    attnStep({
       plan,
-      cleanup: () => {
-        for (const t of [q, k, v]) t?.cleanup();
-        rope.free();
-      },
-      run: () => env.pe.attention(q.value, k.value, v.value, o),
-      check: (r) => {
-        if (q.expected === null || k.expected === null || v.expected === null || spec.bad !== null) return null;
+      env,
+      t,
+      o,
+      cleanup: () => rope.free(),
+      checked: spec.bad === null,
+      what: 'attention.out (M-RoPE)',
+      reference: () => {
         const common = { layout, rd: D, base: 10000, pairing: spec.pairing, section, interleaved: spec.interleaved };
-        const qd = refMrope(q.expected, { ...common, shape: [B, Sq, H, D], pos3: pq, rows: qRows });
-        const kd = spec.kRotated === true ? k.expected : refMrope(k.expected, { ...common, shape: [B, Sk, KVH, D], pos3: pk, rows: kRows });
-        const ref = refAttention(qd, kd, v.expected, shape, { layout, causal: spec.causal === true });
-        return compare('attention.out (M-RoPE)', r.out.array ?? r.out, ref.out, () => 5e-5);
+        const qd = refMrope(t.q.expected, { ...common, shape: [B, Sq, H, D], pos3: pq, rows: qRows });
+        const kd = spec.kRotated === true ? t.k.expected : refMrope(t.k.expected, { ...common, shape: [B, Sk, KVH, D], pos3: pk, rows: kRows });
+        return refAttention(qd, kd, t.v.expected, shape, { layout, causal: spec.causal === true });
       },
-    },
+    }),
   ];
 }
