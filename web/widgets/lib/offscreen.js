@@ -43,6 +43,8 @@ export function holdOffscreen(root = document, margin = 2 * (typeof innerHeight 
     far.push([el, r.height, Math.max(0, w), Math.max(0, h)]);
   }
   for (const [el, height, w, h] of far) {
+    // a host page's own inline values of these come back on release
+    const before = { height: el.style.height, containIntrinsicSize: el.style.containIntrinsicSize, contentVisibility: el.style.contentVisibility };
     el.dataset.peHeld = '';
     el.style.height = `${height}px`;
     el.style.containIntrinsicSize = `${w}px ${h}px`;
@@ -50,9 +52,7 @@ export function holdOffscreen(root = document, margin = 2 * (typeof innerHeight 
     const release = (e) => {
       if (e.skipped) return;
       el.removeEventListener('contentvisibilityautostatechange', release);
-      el.style.contentVisibility = '';
-      el.style.containIntrinsicSize = '';
-      el.style.height = '';
+      Object.assign(el.style, before);
       delete el.dataset.peHeld;
     };
     el.addEventListener('contentvisibilityautostatechange', release);
