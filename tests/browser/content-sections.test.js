@@ -4,37 +4,19 @@
 // the numbers an independent computation gives (formulas written out here in float64: the sinusoidal table,
 // RoPE's relative form, Hugging Face's get_rope_index for one image, the M-RoPE and 2D pair rules, the Gemma 3 /
 // Llama 4 layer patterns and Llama 4's query temperature). Screenshots: test-results/content/*.png.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, visibleTexts, isEnglish, drawing } from './lib.js';
+import { settle, visibleTexts, isEnglish, drawing } from './lib.js';
+import { usePlayground } from './playground-page.js';
 import { gaussian } from '../../web/widgets/lib/random.js';
 
-const SHOTS = join(repoRoot, 'test-results/content');
+const site = usePlayground({ shots: 'test-results/content' });
+const open = (path, o) => site.open(path, o);
 const SECTIONS = [
   { id: 'rotation', widgets: ['#rotadd-w'] },
   { id: 'multimodal', widgets: ['#mrope-w', '#rope2d-w'] },
   { id: 'layers', widgets: ['#layers-w'] },
 ];
-let browser, server, site;
-before(async () => {
-  await mkdir(SHOTS, { recursive: true });
-  [site, browser] = await Promise.all([buildSite(), launchChromium()]);
-  server = await serveStatic(site.dir);
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-async function open(path, { width = 1280, height = 900 } = {}) {
-  const page = await browser.newPage({ viewport: { width, height } });
-  const errors = collectErrors(page);
-  await page.goto(server.url + path);
-  await page.waitForFunction(() => document.documentElement.dataset.page === 'ready');
-  return { page, errors };
-}
 
 /** Waits for the widget's next drawing after `act` (data-draws grows). */
 async function redraw(page, sel, act) {
@@ -46,7 +28,7 @@ async function redraw(page, sel, act) {
 for (const width of [1280, 390]) {
   for (const lang of ['en', 'zh']) {
     test(`sections 4.1, 6.1, 6.2 at ${width} px in ${lang}: drawn, in the table of contents, nothing sideways, no errors`, async () => {
-      const { page, errors } = await open(`index.html?lang=${lang}`, { width });
+      const { page, errors, close } = await open(`index.html?lang=${lang}`, { width });
       try {
         for (const { id, widgets } of SECTIONS) {
           for (const w of widgets) {
@@ -69,8 +51,8 @@ for (const width of [1280, 390]) {
         // screenshots, each widget on its own, without the sticky table of contents over them
         await page.addStyleTag({ content: 'nav.toc { position: static !important; }' });
         for (const { id, widgets } of SECTIONS) {
-          for (const w of widgets) await page.locator(w).screenshot({ path: join(SHOTS, `${w.slice(1)}-${width}-${lang}.png`) });
-          await page.locator(`#${id} .code-pair`).screenshot({ path: join(SHOTS, `${id}-code-${width}-${lang}.png`) });
+          for (const w of widgets) await page.locator(w).screenshot({ path: site.shot(`${w.slice(1)}-${width}-${lang}.png`) });
+          await page.locator(`#${id} .code-pair`).screenshot({ path: site.shot(`${id}-code-${width}-${lang}.png`) });
         }
         // numbered 4.1, 6.1, 6.2 (CSS counters, li.sub): each follows its main section in the table of contents
         const toc = await page.$$eval('nav.toc li', (lis) => lis.map((li) => `${li.classList.contains('sub') ? '.' : ''}${li.querySelector('a').getAttribute('href')}`));
@@ -78,7 +60,7 @@ for (const width of [1280, 390]) {
         assert.deepEqual(await page.$$eval('#rotation h2 .num, #multimodal h2 .num, #layers h2 .num', (ns) => ns.map((n) => n.textContent)), ['4.1', '6.1', '6.2']);
         assert.deepEqual(errors, []);
       } finally {
-        await page.close();
+        await close();
       }
     });
   }
@@ -112,7 +94,7 @@ function reference(d, m, n, { identity = false, seed = 1 } = {}) {
 const readTerms = (page) => page.$$eval('#rotadd-w tr[data-term]', (trs) => Object.fromEntries(trs.map((r) => [r.dataset.term, { v: Number(r.dataset.value), span: Number(r.dataset.span) }])));
 
 test('rotation vs addition: the four terms and the RoPE score match the formulas; moving m moves the cross terms, not RoPE', async () => {
-  const { page, errors } = await open('index.html');
+  const { page, errors, close } = await open('index.html');
   try {
     await settle(page, '#rotadd-w');
     const sel = '#rotadd-w';
@@ -150,7 +132,7 @@ test('rotation vs addition: the four terms and the RoPE score match the formulas
     assert.doesNotMatch(texts, /\(m-n\)\\theta/);
     assert.deepEqual(errors, []);
   } finally {
-    await page.close();
+    await close();
   }
 });
 
@@ -178,7 +160,7 @@ const axisOf = (j, section, interleaved) => {
 };
 
 test('M-RoPE: every token’s (t, h, w) is get_rope_index’s; each pair reads its axis; cos per pair matches the formula', async () => {
-  const { page, errors } = await open('index.html');
+  const { page, errors, close } = await open('index.html');
   try {
     const sel = '#mrope-w';
     await settle(page, sel);
@@ -214,12 +196,12 @@ test('M-RoPE: every token’s (t, h, w) is get_rope_index’s; each pair reads i
     }
     assert.deepEqual(errors, []);
   } finally {
-    await page.close();
+    await close();
   }
 });
 
 test('2D RoPE: Pixtral and Qwen2-VL vision give each patch the angle of its row or column and their own token order', async () => {
-  const { page, errors } = await open('index.html');
+  const { page, errors, close } = await open('index.html');
   try {
     const sel = '#rope2d-w';
     await settle(page, sel);
@@ -274,14 +256,14 @@ test('2D RoPE: Pixtral and Qwen2-VL vision give each patch the angle of its row 
     }
     assert.deepEqual(errors, []);
   } finally {
-    await page.close();
+    await close();
   }
 });
 
 // ── Per-layer schedules ─────────────────────────────────────────────────────────────────────────────────────
 
 test('per-layer schedules: Gemma 3’s 5 local : 1 global bases and Llama 4’s NoPE layers and query temperature, from fromHFConfig', async () => {
-  const { page, errors } = await open('index.html');
+  const { page, errors, close } = await open('index.html');
   try {
     const sel = '#layers-w';
     await settle(page, sel);
@@ -315,12 +297,12 @@ test('per-layer schedules: Gemma 3’s 5 local : 1 global bases and Llama 4’s 
     assert.ok(await page.$('#scaling-w'));
     assert.deepEqual(errors, []);
   } finally {
-    await page.close();
+    await close();
   }
 });
 
 test('every control of the four new widgets changes what they show', async () => {
-  const { page, errors } = await open('index.html');
+  const { page, errors, close } = await open('index.html');
   try {
     // (pair 0, the fastest row pair, has θ = 1 at every head dim: headDim goes first, while pair 16 is a column pair)
     const controlsOf = { '#rotadd-w': ['m', 'delta', 'dim', 'identity'], '#mrope-w': ['rows', 'cols', 'media'], '#rope2d-w': ['headDim', 'gridH', 'gridW', 'pair', 'view'], '#layers-w': ['position', 'preset'] };
@@ -341,16 +323,14 @@ test('every control of the four new widgets changes what they show', async () =>
     }
     assert.deepEqual(errors, []);
   } finally {
-    await page.close();
+    await close();
   }
 });
 
 for (const width of [1280, 390]) {
   test(`index.html#multimodal at ${width} px lands on section 6.1 and stays there while its widgets start`, async () => {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
-    const errors = collectErrors(page);
+    const { page, errors, close } = await open('index.html#multimodal', { width, ready: false });
     try {
-      await page.goto(`${server.url}index.html#multimodal`);
       // the first widget is on screen; the second starts only if it is near (lazy), at 390 px it is not
       await page.waitForFunction(() => document.querySelector('#mrope-w')?.dataset.state === 'ready', null, { timeout: 60_000 });
       await page.waitForTimeout(500);
@@ -358,7 +338,7 @@ for (const width of [1280, 390]) {
       assert.ok(Math.abs(top - margin) <= 4, `section 6.1 is at ${top.toFixed(0)} px (want ${margin})`);
       assert.deepEqual(errors, []);
     } finally {
-      await page.close();
+      await close();
     }
   });
 }

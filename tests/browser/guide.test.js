@@ -2,32 +2,13 @@
 // citation leads to a reference with its link, code sits beside the math and copies, and <pe-aliasing> shows
 // float16 / bfloat16 position ids collapsing neighbours while posenc keeps each token's angle. Built playground,
 // headless Chromium, English and Chinese.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { repoRoot, serveStatic, launchChromium, collectErrors, buildSite, settle, visibleTexts, isEnglish } from './lib.js';
+import { settle, visibleTexts, isEnglish } from './lib.js';
+import { usePlayground } from './playground-page.js';
 
-const SHOTS = join(repoRoot, 'test-results/guide');
-let browser, server, site;
-before(async () => {
-  await mkdir(SHOTS, { recursive: true });
-  [site, browser] = await Promise.all([buildSite(), launchChromium()]);
-  server = await serveStatic(site.dir);
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-async function open(path, { width = 1280, height = 900 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height }, permissions: ['clipboard-read', 'clipboard-write'] });
-  const page = await context.newPage();
-  const errors = collectErrors(page);
-  await page.goto(server.url + path);
-  await page.waitForFunction(() => document.documentElement.dataset.page === 'ready');
-  return { page, errors, close: () => context.close() };
-}
+const site = usePlayground({ shots: 'test-results/guide' });
+const open = (path, o) => site.open(path, { permissions: ['clipboard-read', 'clipboard-write'], ...o });
 
 // f16 as IEEE binary16 rounds integers: 11 significant bits, ties to even (independent of lib/floats.js)
 function f16int(p) {
@@ -76,7 +57,7 @@ for (const width of [1280, 390]) {
       await page.waitForFunction(() => document.querySelector('nav.toc').dataset.current === 'scaling');
       const gap = await page.evaluate(() => document.querySelector('#scaling h2').getBoundingClientRect().top - document.querySelector('nav.toc').getBoundingClientRect().bottom);
       assert.ok(gap >= 0, `the heading is below the table of contents (${gap.toFixed(0)} px)`);
-      await page.screenshot({ path: join(SHOTS, `toc-${width}.png`) });
+      await page.screenshot({ path: site.shot(`toc-${width}.png`) });
       assert.deepEqual(errors, []);
     } finally {
       await close();
@@ -154,10 +135,36 @@ test('code beside the math: PyTorch and posenc JS side by side for sinusoidal, R
       const ok = await page.evaluate((src) => { try { void new Function(`return (async () => { ${src.replace(/^import .*$/m, '')} });`); return true; } catch (e) { return e.message; } }, p.codes[1]);
       assert.equal(ok, true, `${p.section}: ${ok}`);
     }
-    await page.locator('#alibi .code-pair').screenshot({ path: join(SHOTS, 'code-alibi.png') });
+    await page.locator('#alibi .code-pair').screenshot({ path: site.shot('code-alibi.png') });
     assert.deepEqual(errors, []);
   } finally {
     await close();
+  }
+});
+
+test('the code listings are the same in English and Chinese: in a page opened in either, and after a switch', async () => {
+  const listings = (page) => page.$$eval('.code-pair', (ps) => ps.map((p) => ({
+    id: p.closest('section').id,
+    codes: [...p.querySelectorAll('code')].map((c) => c.textContent),
+    // the listing is not for translation tools either: every code element says translate="no"
+    noTranslate: [...p.querySelectorAll('code')].every((c) => c.closest('[translate="no"]')),
+  })));
+  const en = await open('index.html');
+  const zh = await open('index.html?lang=zh');
+  try {
+    const a = await listings(en.page), b = await listings(zh.page);
+    assert.equal(a.length, 6);
+    assert.ok(a.every((x) => x.codes.length === 2 && x.codes.every((c) => c.length > 100) && x.noTranslate));
+    assert.deepEqual(b, a, 'Chinese page: the same listings, character for character');
+    await en.page.evaluate(() => window.posencWidgets.setLang('zh'));
+    await en.page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+    assert.deepEqual(await listings(en.page), a, 'after switching to Chinese');
+    // the captions around them are translated (the copy button), the listings not
+    assert.match(await zh.page.$eval('.code-pair button.copy', (b) => b.textContent), /[\u4e00-\u9fff]/);
+    assert.deepEqual([...en.errors, ...zh.errors], []);
+  } finally {
+    await en.close();
+    await zh.close();
   }
 });
 
@@ -190,7 +197,7 @@ test('<pe-aliasing>: float16 ids round to multiples of 4 above 4096, bfloat16 fa
     assert.deepEqual(rows[0].map((c) => Number(c.v)), ps.map((_, i) => 300 + i));
     assert.ok(rows[1].some((c) => c.same), 'bfloat16 merges neighbours at 300');
     assert.ok(rows[1].every((c) => Number(c.v) % 2 === 0), 'bfloat16 ids are even at 300');
-    await page.locator(sel).screenshot({ path: join(SHOTS, 'aliasing.png') });
+    await page.locator(sel).screenshot({ path: site.shot('aliasing.png') });
     assert.deepEqual(errors, []);
   } finally {
     await close();
@@ -210,7 +217,7 @@ test('the guided path in Chinese: no English left in the table of contents, cita
     assert.deepEqual(english, []);
     assert.ok(texts.includes('参考文献') && texts.includes('复制') && texts.includes('这些想法的出处：'), JSON.stringify(texts.slice(0, 30)));
     assert.equal(await page.$eval('#rope a.cite', (a) => a.textContent), 'Su 等 2021');
-    await page.locator('#alias-w').screenshot({ path: join(SHOTS, 'aliasing-zh-390.png') });
+    await page.locator('#alias-w').screenshot({ path: site.shot('aliasing-zh-390.png') });
     assert.deepEqual(errors, []);
   } finally {
     await close();

@@ -191,6 +191,7 @@ for (const lang of ['en', 'zh']) {
     const { page: p, errors } = await open('curves', lang);
     try {
       await settle(p, '#tc');
+      const shipped = JSON.parse(await readFile(join(MODELS, 'index.json'), 'utf8'));
       let checked = 0;
       for (const [ti, task] of ['copy', 'lm'].entries()) {
         await p.selectOption('#tc select[data-key="task"]', String(ti));
@@ -199,12 +200,15 @@ for (const lang of ['en', 'zh']) {
         const rows = await p.$$eval('#tc tr[data-enc]', (rs) => rs.map((r) => ({ ...r.dataset })));
         const plotted = await p.evaluate(() => document.querySelector('#tc .pe-chart')?._peChart?.u.data ?? null);
         for (const enc of ['none', 'sinusoidal', 'learned', 'rope', 'alibi']) {
-          const file = join(MODELS, `${task}-${enc}`, 'train-log.json');
+          // what index.json lists is what is shipped (the next test shows the widget follows it, whatever it lists)
+          const entry = shipped.models.find((m) => m.name === `${task}-${enc}`);
           const row = rows.find((r) => r.enc === enc);
-          if (!existsSync(file)) {
+          if (!entry?.train_log) {
             assert.equal(row, undefined, `${task}-${enc} has no log and no curve`);
             continue;
           }
+          const file = join(MODELS, entry.train_log);
+          assert.ok(existsSync(file), `index.json lists ${entry.train_log}`);
           const log = JSON.parse(await readFile(file, 'utf8'));
           const cfg = JSON.parse(await readFile(join(MODELS, `${task}-${enc}`, 'config.json'), 'utf8'));
           assert.ok(row, `${task}-${enc}: a row`);
@@ -230,6 +234,57 @@ for (const lang of ['en', 'zh']) {
       }
       assert.ok(checked >= 2, `at least two models' logs are shipped and drawn (${checked})`);
       assert.deepEqual(errors, [], 'no failed request: only the logs index.json lists are fetched');
+    } finally {
+      await p.close();
+    }
+  });
+
+  test(`${lang}: training curves show whatever logs index.json lists (all of them, or none)`, async () => {
+    // index.json and the logs it names are served here, so this holds however many logs are shipped: each listed
+    // log is a curve and a row with its first and last loss; with none listed, every model is named as missing
+    // and no log is requested at all
+    const { page: p, errors } = await open('curves', lang);
+    try {
+      const index = JSON.parse(await readFile(join(MODELS, 'index.json'), 'utf8'));
+      // a log of 40 steps whose losses are a formula of the model's place in index.json and the step
+      const loss = (m, i) => Number((3 / (1 + m) + 2 / (1 + i)).toPrecision(6));
+      const synthetic = (m) => ({ steps: 40, batch_size: 2, seq_len: 8, warmup_steps: 4, loss: Array.from({ length: 40 }, (_, i) => loss(m, i)) });
+      let listAll = true;
+      const logRequests = [];
+      await p.route('**/models/index.json', (r) => r.fulfill({ contentType: 'application/json', body: JSON.stringify({ ...index,
+        models: index.models.map((m) => ({ ...m, train_log: listAll ? `test-logs/${m.name}.json` : undefined })) }) }));
+      await p.route('**/models/test-logs/*.json', (r) => {
+        const name = decodeURIComponent(new URL(r.request().url()).pathname.split('/').pop().replace(/\.json$/, ''));
+        logRequests.push(name);
+        r.fulfill({ contentType: 'application/json', body: JSON.stringify(synthetic(index.models.findIndex((m) => m.name === name))) });
+      });
+      await p.reload();
+      errors.length = 0; // the first load's requests, cut off by the reload
+      await settle(p, '#tc');
+      for (const [ti, task] of ['copy', 'lm'].entries()) {
+        await p.selectOption('#tc select[data-key="task"]', String(ti));
+        await settle(p, '#tc');
+        await p.waitForFunction((t) => document.querySelector('#tc .pe-chart')?.dataset.task === t, task);
+        const rows = await p.$$eval('#tc tr[data-enc]', (rs) => rs.map((r) => ({ ...r.dataset })));
+        const want = index.models.filter((m) => m.task === task);
+        assert.deepEqual(rows.map((r) => `${task}-${r.enc}`).sort(), want.map((m) => m.name).sort(), `${task}: a row for every model index.json lists`);
+        for (const r of rows) {
+          const m = index.models.findIndex((x) => x.name === `${task}-${r.enc}`);
+          assert.equal(Number(r.first), loss(m, 0));
+          assert.equal(Number(r.last), loss(m, 39));
+        }
+        assert.equal(await p.$('#tc [data-missing]'), null, 'nothing is reported missing');
+      }
+      // none listed: no curve, every model named, no log fetched
+      listAll = false;
+      logRequests.length = 0;
+      await p.reload();
+      await settle(p, '#tc');
+      const missing = await p.$eval('#tc [data-missing]', (e) => e.dataset.missing.split(','));
+      assert.deepEqual(missing.sort(), index.models.filter((m) => m.task === 'copy').map((m) => m.position_encoding).sort());
+      assert.deepEqual(await p.$$('#tc tr[data-enc]'), []);
+      assert.deepEqual(logRequests, []);
+      assert.deepEqual(errors, []);
     } finally {
       await p.close();
     }

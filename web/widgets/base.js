@@ -433,7 +433,8 @@ export class PeElement extends HTMLElement {
       this.#relabelIo?.disconnect();
       this.#relabelIo = null;
       queueRelabel(job);
-    }, { rootMargin: '300px 0px' });
+      // a screen ahead: a reader who scrolls a screen at a time meets it already relabelled, not re-laid out in view
+    }, { rootMargin: '100% 0px' });
     this.#relabelIo.observe(this);
   }
 

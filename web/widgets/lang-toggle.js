@@ -2,7 +2,7 @@
 // Where the page keeps state in the URL (<html data-pe-url-state>), the choice is written as ?lang=zh.
 // It also sets <html lang> so fonts and screen readers follow.
 import { define, h } from './base.js';
-import { getLang, setLang, onLangChange, t } from './lib/i18n.js';
+import { getLang, setLang, onLangChange, normLang, t } from './lib/i18n.js';
 import { urlStateEnabled, writeParam } from './lib/state.js';
 import { ensureStyles } from './lib/style.js';
 
@@ -20,8 +20,10 @@ class PeLangToggle extends HTMLElement {
   }
   #paint() {
     const lang = getLang();
-    // <html lang> in a task of its own: it restyles the whole page (widget contents carry their own lang)
-    setTimeout(() => { document.documentElement.lang = getLang() === 'zh' ? 'zh-CN' : 'en'; }, 0);
+    // <html lang> in a task of its own, after a frame (in which the far widgets setLang held stop being styled,
+    // lib/offscreen.js): it restyles the rest of the page (widget contents carry their own lang)
+    const root = document.documentElement, want = lang === 'zh' ? 'zh-CN' : 'en';
+    if (normLang(root.lang) !== lang) requestAnimationFrame(() => setTimeout(() => { if (getLang() === lang) root.lang = want; }, 0));
     const b = h('button', { type: 'button', class: 'pe-lang-button', 'aria-label': t('pe.lang.label'), 'data-lang': lang },
       t('pe.lang.toggle'));
     b.addEventListener('click', () => {

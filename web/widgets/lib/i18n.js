@@ -16,6 +16,8 @@
 // and fires a 'pe-lang-change' event on document (detail: { lang }); every widget without its own `lang`
 // attribute re-renders. Languages: 'en', 'zh'.
 
+import { holdOffscreen } from './offscreen.js';
+
 export const LANGS = Object.freeze(['en', 'zh']);
 
 const tables = { en: Object.create(null), zh: Object.create(null) };
@@ -56,7 +58,10 @@ export function setLang(lang) {
   if (!l) throw new RangeError(`setLang: lang must be one of ${LANGS.join(', ')}, got ${JSON.stringify(lang)}`);
   if (l === current) return;
   current = l;
-  if (typeof document !== 'undefined') document.dispatchEvent(new CustomEvent('pe-lang-change', { detail: { lang: l } }));
+  if (typeof document === 'undefined') return;
+  // before anything relabels: the widgets far from the viewport sit out the page-wide restyle that follows
+  holdOffscreen();
+  document.dispatchEvent(new CustomEvent('pe-lang-change', { detail: { lang: l } }));
 }
 
 /** Calls fn(lang) on every global language switch; returns a function that stops it. */
