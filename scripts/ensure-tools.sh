@@ -5,13 +5,17 @@
 set -euo pipefail
 
 # clang: the fuzzers (scripts/fuzz.sh) need libFuzzer's runtime too, which Debian packages separately.
-declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium" [clang]="clang libclang-rt-dev" [clang-format]="clang-format")
+# chromium: with a CJK font (5 MB installed), so the Chinese pages of the browser tests' screenshots show glyphs.
+declare -A PKG=([emcc]="emscripten" [gcc]="gcc libc6-dev" [chromium]="chromium fonts-wqy-microhei" [clang]="clang libclang-rt-dev" [clang-format]="clang-format")
 declare -A BIN=([emcc]="emcc" [gcc]="gcc" [chromium]="/usr/bin/chromium" [clang]="clang" [clang-format]="clang-format")
 
 present() {
   command -v "${BIN[$1]}" >/dev/null 2>&1 || return 1
   if [[ "$1" == clang ]]; then
     [[ -f "$(clang --print-runtime-dir 2>/dev/null)/libclang_rt.fuzzer-$(uname -m).a" ]] || return 1
+  fi
+  if [[ "$1" == chromium ]]; then
+    [[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]] || return 1
   fi
 }
 
