@@ -3,8 +3,9 @@
 // (zero-copy), q and k rotated in one call from one table, positions fixed so the table is cached (the
 // rotation is what is compared). Part of `npm run bench` (measure(), the interface in targets.mjs).
 //   node bench/strided.mjs [--quick] [--rounds N]
-// The same kernel rotates the same bytes either way; a per-token fused buffer interleaves the untouched v
-// (and, for the q pass, k) between the tokens' q blocks, so the memory system streams it less well.
+// The same kernel rotates the same bytes in the same head order either way (q and k as two views, also inside
+// one fused buffer); a per-token fused buffer interleaves the untouched v heads between the tokens' q | k
+// blocks, so past the cache the memory system streams it less well (the prefetchers fetch some of v's lines).
 import { compare, fillRandom } from '../web/widgets/lib/measure.js';
 import { loop } from './clock.mjs';
 import { rowFrom, standalone } from './targets.mjs';

@@ -6,7 +6,7 @@
 // then h, then w (HF's position_ids [3, batch, seq] flattened). rope.js calls in here only when the rope has
 // an `mrope` option.
 
-import { checkInt, checkKnownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
+import { checkInt, checkKnownKeys, knownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH, stageInt32s } from './memory.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, stageTableKey, reserveTable } from './rope-table.js';
 
@@ -74,14 +74,16 @@ export function mropeRows(where, name, positions) {
   return len / 3;
 }
 
+const COSSIN_KEYS = knownKeys('seqLen');
+
 /** rope.cosSin(positions3, seqLen | { seqLen }) for an M-RoPE rope: { cos, sin }, each (n, nFreq). */
 export function mropeCosSin(st, where, positions, seqLenOrOptions) {
   const { heap, exports: ex } = st.ctx;
   let seqLen = seqLenOrOptions;
   if (seqLenOrOptions !== null && typeof seqLenOrOptions === 'object' && !ArrayBuffer.isView(seqLenOrOptions)) {
-    const o = { ...seqLenOrOptions };
-    checkKnownKeys(where, 'options', o, ['seqLen']);
-    seqLen = o.seqLen;
+    // seqLen read once; no copy of the object per call
+    checkKnownKeys(where, 'options', seqLenOrOptions, COSSIN_KEYS);
+    seqLen = seqLenOrOptions.seqLen;
   }
   const sl = seqLenArg(where, seqLen, st.seqLenFromPositions);
   const n = mropeRows(where, 'positions', positions);

@@ -7,7 +7,7 @@
 import { SLOT, MAX_TENSOR_LENGTH, float32Length } from './memory.js';
 import { returnData, halfLength, locateData, resolveDtype } from './memory-dtype.js';
 import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
-import { resolveView, viewsOverlap, nestFailure } from './rope-view.js';
+import { resolveView, viewsOverlap } from './rope-view.js';
 import { positionsLength, tableHit, buildTable, rerotateTable, positionError, stageTableKey, reserveTable } from './rope-table.js';
 import { mropeRows, buildMropeTable, mropeRow, mropePairAxis } from './mrope.js';
 import { stridedConfig, clearStrides } from './rope-apply-config.js';
@@ -119,13 +119,9 @@ function unstageSpan(heap, span, ptr) {
   else typedArraySet(span, heap.u8.subarray(ptr, ptr + span.length));
 }
 
-/**
- * Locates a strided argument: [length, loc] with loc its byte pointer in wasm memory (tensors and views of
- * wasm memory: rotated in place) or -1 (an array whose touched span is copied).
- */
-function locateStrided(heap, a, name, dtype, where = APPLY) {
-  const len = dtype === 0 ? float32Length(heap, a, where, name) : halfLength(heap, a, dtype, where, name);
-  return [len, locateData(heap, a, len, dtype, where, name)];
+/** A strided argument's length in elements of its dtype (checked to be data of that type). */
+function stridedLength(heap, a, name, dtype, where = APPLY) {
+  return dtype === 0 ? float32Length(heap, a, where, name) : halfLength(heap, a, dtype, where, name);
 }
 
 /** rope.apply with strides / offsets (see rope-view.js for the view and the checks). */
@@ -135,14 +131,16 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
   const dtype = resolveDtype(APPLY, o.dtype, x);
   const esz = dtype === 0 ? 4 : 2;
   // locate before anything is allocated (an allocation may detach a view of wasm memory)
-  const [xLen, xLoc] = locateStrided(heap, x, 'x', dtype);
+  // (length and location as two calls: a [length, loc] pair per argument was an allocation per call)
+  const xLen = stridedLength(heap, x, 'x', dtype);
+  const xLoc = locateData(heap, x, xLen, dtype, APPLY, 'x');
   const xv = resolveView(APPLY, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
   let kLoc = -1;
   let kv = null;
   let shared = false; // x and k are staged arrays whose touched spans share a buffer and intersect
   if (k !== null) {
-    const [kLen, kl] = locateStrided(heap, k, 'options.k', dtype);
-    kLoc = kl;
+    const kLen = stridedLength(heap, k, 'options.k', dtype);
+    kLoc = locateData(heap, k, kLen, dtype, APPLY, 'options.k');
     kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView);
     // x and k in the same memory (wasm memory, or one buffer of staged arrays): element addresses there
     const inWasm = xLoc !== -1;
@@ -182,28 +180,14 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
     if (xSpan !== null) copySpanIn(heap, xSpan, xPtr);
     if (kSpan !== null) copySpanIn(heap, kSpan, kPtr);
   }
-  // A per-token fused QKV buffer (k's heads continue q's: same batch, seq and heads strides, k's first head
-  // where q's heads + 1 would be) is one view of heads + kHeads heads: one view's loop walks each token's q | k
-  // block with one stride. Otherwise q and k go to pe_rope_apply_qk together (each token's or head group's
-  // cos/sin row loaded once for both). Each head vector gets the same arithmetic either way.
-  let merged = false;
-  if (kv !== null && xv.sb === kv.sb && xv.ss === kv.ss) {
-    const sh = H > 1 ? xv.sh : kH > 1 ? kv.sh : D;
-    if ((H === 1 || kH === 1 || xv.sh === kv.sh) && kPtr === xPtr + H * sh * esz && nestFailure(B, S, H + kH, xv.sb, xv.ss, sh, D) === -1) {
-      merged = true;
-      st.kView.sh = sh; // the merged view: x's batch and seq strides, heads stride sh
-      st.kView.sb = xv.sb;
-      st.kView.ss = xv.ss;
-    }
-  }
+  // q and k go to pe_rope_apply_qk as two views, also where k's heads continue q's in a per-token fused QKV
+  // buffer: the kernel then walks them in the order it walks two dense tensors (past its streaming size, q's
+  // head j with k's head j). Merged into one view of heads + kHeads heads, a fused [1, 2048, (32 + 2*8)*128]
+  // prefill ran 1.58x the dense call; as two views 0.92x.
   try {
-    if (merged) {
-      rotateQK(st, xPtr, 0, stridedConfig(st, B, S, H + kH, layout, perBatch, rotation, st.kView, dtype), 0, rows, seqLen, extra);
-    } else {
-      const qCfg = stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype);
-      const kCfg = kv !== null ? stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype, true) : 0;
-      rotateQK(st, xPtr, kv !== null ? kPtr : 0, qCfg, kCfg, rows, seqLen, extra);
-    }
+    const qCfg = stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype);
+    const kCfg = kv !== null ? stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype, true) : 0;
+    rotateQK(st, xPtr, kv !== null ? kPtr : 0, qCfg, kCfg, rows, seqLen, extra);
   } finally {
     st.fusedPos = 0;
     clearStrides(st);
@@ -253,7 +237,8 @@ export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl, dty
   const D = st.headDim;
   const [B, S, H] = dims;
   const esz = dtype === 0 ? 4 : 2;
-  const [xLen, xLoc] = locateStrided(heap, x, 'x', dtype, where);
+  const xLen = stridedLength(heap, x, 'x', dtype, where);
+  const xLoc = locateData(heap, x, xLen, dtype, where, 'x');
   const v = resolveView(where, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
   let span = null;
   let xPtr;

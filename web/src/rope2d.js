@@ -8,7 +8,7 @@
 //   'llama4'    Llama 4 vision: adjacent pairs, column + 1 on the first D/4, row + 1 on the rest, patches
 //               row-major and the CLS token last with angle 0.
 
-import { checkInt, checkEnum, checkKnownKeys, typeError, INT32_MAX } from './errors.js';
+import { checkInt, checkEnum, checkKnownKeys, knownKeys, typeError, INT32_MAX } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH, locateFloat32, stageFloat32, returnFloat32 } from './memory.js';
 import { limit } from './abi.js';
 import { resolveRopeOptions } from './rope-options.js';
@@ -21,6 +21,16 @@ const NAMES = { where: 'rope2d', strict: true, name: (k) => k };
 
 function dim(where, name, v) {
   return checkInt(where, name, v, 1, INT32_MAX);
+}
+
+const APPLY_KEYS = knownKeys('shape', 'layout', 'grid', 'inverse');
+const SHAPE_AXES = Object.freeze(['batch', 'seq', 'heads', 'headDim']);
+
+/** shape[i], an integer in [1, INT32_MAX]; the argument's name is written only when it is not */
+function shapeDim(where, s, i) {
+  const v = s[i];
+  if (typeof v === 'number' && (v | 0) === v && v > 0) return v;
+  return dim(where, `options.shape[${i}] (${SHAPE_AXES[i]})`, v);
 }
 
 class Rope2d {
@@ -67,18 +77,23 @@ class Rope2d {
     const st = Rope2d.live(this, where);
     const { heap, exports: ex, limits } = st.ctx;
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw typeError(where, 'options must be { shape, layout, grid }', options);
-    const o = { ...options };
-    checkKnownKeys(where, 'options', o, ['shape', 'layout', 'grid', 'inverse']);
-    const s = o.shape;
+    // each option read once into a local; no copy of the object (a spread per call made a fresh hidden class)
+    checkKnownKeys(where, 'options', options, APPLY_KEYS);
+    const s = options.shape;
+    const lay = options.layout;
+    const grid = options.grid;
+    const inverse = options.inverse;
     if (s === null || typeof s !== 'object' || s.length !== 4) throw typeError(where, 'options.shape must be [batch, seq, heads, headDim]', s);
-    const axis = ['batch', 'seq', 'heads', 'headDim'];
-    const [B, S, H, D] = [0, 1, 2, 3].map((i) => dim(where, `options.shape[${i}] (${axis[i]})`, s[i]));
+    const B = shapeDim(where, s, 0);
+    const S = shapeDim(where, s, 1);
+    const H = shapeDim(where, s, 2);
+    const D = shapeDim(where, s, 3);
     if (D !== st.headDim) throw new RangeError(`${where}: options.shape[3] (headDim) must equal this rope2d's headDim ${st.headDim}, got ${D}`);
     const total = B * S * H * D;
     if (total > MAX_TENSOR_LENGTH) throw new RangeError(`${where}: options.shape must hold at most ${MAX_TENSOR_LENGTH} elements, got ${total}`);
-    const layout = limit(limits, checkEnum(where, 'options.layout', o.layout ?? 'bshd', LAYOUTS) === 'bshd' ? 'PE_LAYOUT_BSHD' : 'PE_LAYOUT_BHSD');
-    if (o.inverse !== undefined && typeof o.inverse !== 'boolean') throw typeError(where, 'options.inverse must be a boolean', o.inverse);
-    const pos = gridPositions(st, where, 'options.grid', o.grid);
+    const layout = limit(limits, checkEnum(where, 'options.layout', lay ?? 'bshd', LAYOUTS) === 'bshd' ? 'PE_LAYOUT_BSHD' : 'PE_LAYOUT_BHSD');
+    if (inverse !== undefined && typeof inverse !== 'boolean') throw typeError(where, 'options.inverse must be a boolean', inverse);
+    const pos = gridPositions(st, where, 'options.grid', grid);
     const n = pos.length / 2;
     if (n !== S) throw new RangeError(`${where}: options.shape[1] (seq) must equal the grid's token count ${n}, got ${S}`);
     const xLoc = locateFloat32(heap, x, total, where, 'x');
@@ -92,7 +107,7 @@ class Rope2d {
     i32[p + (off.seq >>> 2)] = S;
     i32[p + (off.heads >>> 2)] = H;
     i32[p + (off.layout >>> 2)] = layout;
-    i32[p + (off.rotation >>> 2)] = limit(limits, o.inverse === true ? 'PE_ROTATE_INVERSE' : 'PE_ROTATE_FORWARD');
+    i32[p + (off.rotation >>> 2)] = limit(limits, inverse === true ? 'PE_ROTATE_INVERSE' : 'PE_ROTATE_FORWARD');
     const status = ex.pe_rope_apply(st.handle.ptr, xPtr, cosPtr, sinPtr, st.applyPtr);
     if (status !== 0) throw st.ctx.statusError(where, status);
     return returnFloat32(heap, x, xLoc, xPtr, total);
@@ -123,19 +138,28 @@ function buildTable(st, where, pos) {
   return { cosPtr, sinPtr, count };
 }
 
+const GRID_KEYS = Object.freeze({
+  pixtral: knownKeys('gridH', 'gridW', 'images'),
+  'qwen2-vl': knownKeys('gridH', 'gridW', 'gridT', 'gridThw'),
+  llama4: knownKeys('gridH', 'gridW'),
+});
+
 /** a list of grids from { gridH, gridW } or the kind's list form, each checked */
 function readGrids(st, where, name, grid) {
   if (grid === null || typeof grid !== 'object' || Array.isArray(grid)) {
     const forms = { pixtral: '{ gridH, gridW } or { images: [[h, w], ...] }', 'qwen2-vl': '{ gridH, gridW, gridT? } or { gridThw: [[t, h, w], ...] }', llama4: '{ gridH, gridW }' };
     throw typeError(where, `${name} must be ${forms[st.kind]}`, grid);
   }
-  const g = { ...grid };
+  // each key read once into a local (no copy of the object per call)
   const listKey = st.kind === 'pixtral' ? 'images' : st.kind === 'qwen2-vl' ? 'gridThw' : null;
-  checkKnownKeys(where, name, g, listKey ? ['gridH', 'gridW', 'gridT', listKey].filter((k) => st.kind === 'qwen2-vl' || k !== 'gridT') : ['gridH', 'gridW']);
+  checkKnownKeys(where, name, grid, GRID_KEYS[st.kind]);
+  const list = listKey === null ? undefined : grid[listKey];
+  const gridH = grid.gridH;
+  const gridW = grid.gridW;
+  const gridT = st.kind === 'qwen2-vl' ? grid.gridT : undefined;
   const out = [];
-  if (listKey && g[listKey] !== undefined) {
-    if (g.gridH !== undefined || g.gridW !== undefined) throw typeError(where, `${name}: give either ${listKey} or gridH / gridW`, g);
-    const list = g[listKey];
+  if (list !== undefined) {
+    if (gridH !== undefined || gridW !== undefined) throw typeError(where, `${name}: give either ${listKey} or gridH / gridW`, grid);
     if (!Array.isArray(list)) throw typeError(where, `${name}.${listKey} must be an array`, list);
     const len = st.kind === 'pixtral' ? 2 : 3;
     list.forEach((e, i) => {
@@ -144,9 +168,9 @@ function readGrids(st, where, name, grid) {
       out.push(len === 2 ? { t: 1, h: v[0], w: v[1], names: [`${name}.${listKey}[${i}][0]`, `${name}.${listKey}[${i}][1]`] } : { t: v[0], h: v[1], w: v[2], names: [`${name}.${listKey}[${i}][1]`, `${name}.${listKey}[${i}][2]`] });
     });
   } else {
-    const h = dim(where, `${name}.gridH`, g.gridH);
-    const w = dim(where, `${name}.gridW`, g.gridW);
-    const t = g.gridT === undefined ? 1 : dim(where, `${name}.gridT`, g.gridT);
+    const h = dim(where, `${name}.gridH`, gridH);
+    const w = dim(where, `${name}.gridW`, gridW);
+    const t = gridT === undefined ? 1 : dim(where, `${name}.gridT`, gridT);
     out.push({ t, h, w, names: [`${name}.gridH`, `${name}.gridW`] });
   }
   for (const e of out) {
