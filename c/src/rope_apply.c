@@ -143,8 +143,8 @@ typedef struct pe__heads {
 
 /* Every head of q and k at one token (bshd) that uses one cos/sin row, two at a time: q's in pairs, q's last
  * (if odd) with k's first, then k's in pairs. */
-PE_INLINE void pe__rotate_token_n(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
-                                  const float *sin, int32_t n, const int interleaved, const int inverse) {
+PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
+                                const float *sin, int32_t n, const int interleaved, const int inverse) {
     int32_t h = 0;
     for (; h + 2 <= qh; h += 2)
         pe__rotate_two(q + (size_t)h * qsh, q + (size_t)(h + 1) * qsh, cos, sin, n, interleaved, inverse);
@@ -162,15 +162,15 @@ PE_INLINE void pe__rotate_token_n(float *q, size_t qsh, int32_t qh, float *k, si
  * with no tail tests (decode, raw pe_rope_apply_qk: 5-12 % faster than the generic loops, measured side by side;
  * +44 KiB of wasm, so the scalar build, whose loops are not the bound, keeps one copy). Same operations in
  * the same order as the generic loops: the results are theirs bit for bit. */
-PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
-                                const float *sin, int32_t n, const int interleaved, const int inverse) {
+PE_INLINE void pe__rotate_token_at(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
+                                   const float *sin, int32_t n, const int interleaved, const int inverse) {
 #if PE_SIMD
     if (n == 64) {
-        pe__rotate_token_n(q, qsh, qh, k, ksh, kh, cos, sin, 64, interleaved, inverse);
+        pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, 64, interleaved, inverse);
         return;
     }
 #endif
-    pe__rotate_token_n(q, qsh, qh, k, ksh, kh, cos, sin, n, interleaved, inverse);
+    pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, n, interleaved, inverse);
 }
 
 /* bhsd: heads rotated together per cos/sin row. Each row is read from memory once per group instead of once
@@ -193,8 +193,8 @@ PE_INLINE void pe__apply(pe__heads q, pe__heads k, const float *cos, const float
              * than walking head groups */
             for (int32_t s = 0; s < seq; s++) {
                 const size_t row = (row_b + (size_t)s) * (size_t)n;
-                pe__rotate_token(qb + (size_t)s * q.g.ss, q.g.sh, q.heads, kb ? kb + (size_t)s * k.g.ss : NULL, k.g.sh,
-                                 k.heads, cos + row, sin + row, n, interleaved, inverse);
+                pe__rotate_token_at(qb + (size_t)s * q.g.ss, q.g.sh, q.heads, kb ? kb + (size_t)s * k.g.ss : NULL,
+                                    k.g.sh, k.heads, cos + row, sin + row, n, interleaved, inverse);
             }
             continue;
         }
