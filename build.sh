@@ -201,7 +201,10 @@ build_native() {
   local cflags=(-std=c11 -O1 -g -Wall -Wextra -Werror -ffp-contract=off
     -fsanitize=address,undefined -fno-sanitize-recover=all -Ic/include)
   EXTRA_FP=("$(gcc --version | head -1)" "${cflags[*]}")
-  local hdr_fp; hdr_fp="$(fingerprint "${HEADERS[@]}")"
+  # the tests' own helper headers (tests/c/*.h) count as headers of every test binary
+  local test_headers=(tests/c/*.h)
+  [[ -e "${test_headers[0]}" ]] || test_headers=()
+  local hdr_fp; hdr_fp="$(fingerprint "${HEADERS[@]}" "${test_headers[@]}")"
   local native_built=0 n=0 variant t bin
   local NATIVE_OBJS NATIVE_SCALAR_OBJS NATIVE_SIMD_OBJS NATIVE_TWIN_OBJS NATIVE_MODEL_OBJS link
 

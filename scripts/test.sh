@@ -2,11 +2,27 @@
 # Runs every test, phase by phase, after build.sh: lint (scripts/lint.sh), typecheck (scripts/typecheck.sh),
 # node --test over tests/js, tests/browser, tests/pack, the native C tests, then a few seconds of each C fuzzer
 # (scripts/fuzz.sh --smoke). Every phase runs even when an earlier one fails; the summary gives counts and times.
+# The build the phases test is brought up to date first (build.sh skips what is unchanged, ~10 s), so a stale
+# wasm module or native binary is never what a phase tests.
 #   bash scripts/test.sh [lint|typecheck|js|browser|pack|c|fuzz]...     (default: all phases)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 (( $# )) || set -- lint typecheck js browser pack c fuzz
+need_wasm=0 need_native=0
+for phase in "$@"; do
+  case "$phase" in
+    js|browser|pack) need_wasm=1 ;;
+    c) need_native=1 ;;
+    lint|typecheck|fuzz) ;;
+    *) echo "test.sh: unknown phase '$phase' (lint typecheck js browser pack c fuzz)" >&2; exit 2 ;;
+  esac
+done
+if (( need_wasm && need_native )); then bash build.sh all || exit 1
+elif (( need_wasm )); then bash build.sh wasm || exit 1
+elif (( need_native )); then bash build.sh native || exit 1
+fi
+
 mkdir -p test-results
 summary=() status=0 total_pass=0 total_fail=0
 
