@@ -38,6 +38,7 @@ pe_status pe_mrope_cos_sin(float *cos, float *sin, const pe_rope *rope, const pe
     pe_status st = pe_mrope_pair_axis(pair_axis, rope, mrope);
     if (st != PE_OK) return st;
     if (n_positions > 0 && (!cos || !sin || !positions)) return PE_ERR_NULL;
+    /* the seq_len and scale checks come before the empty call returns, as in pe_rope_cos_sin */
     if (seq_len < PE_SEQ_LEN_FROM_POSITIONS) return PE_ERR_SEQ_LEN;
     if (!isfinite(extra_scale)) return PE_ERR_SCALE;
     if (n_positions == 0) return PE_OK;
@@ -45,24 +46,16 @@ pe_status pe_mrope_cos_sin(float *cos, float *sin, const pe_rope *rope, const pe
     const int32_t n = rope->n_freq;
     /* the three streams are one array of 3 * n_positions int32s, and the tables must be addressable */
     if (!pe__floats_fit3(3, n_positions, 1) || !pe__floats_fit3(n_positions, n, 1)) return PE_ERR_SHAPE;
-    int32_t max_position = 0;
-    st = pe_positions_max(&max_position, positions, 3 * n_positions);
-    if (st != PE_OK) return st;
-    /* HF's dynamic update reads max(position_ids) + 1 over all three rows */
-    if (seq_len == PE_SEQ_LEN_FROM_POSITIONS) seq_len = (int64_t)max_position + 1;
-
-    const double scale_d = rope->attention_scaling * extra_scale;
-    if (!(fabs(scale_d) <= PE_ROPE_MAX_SCALE)) return PE_ERR_SCALE;
-    const float scale = (float)scale_d;
     double scratch[PE_ROPE_MAX_FREQ];
-    const double *inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
-    if (!inv_freq) return PE_ERR_FACTOR;
+    pe__rope_rows rows;
+    st = pe__rope_rows_begin(&rows, rope, positions, 3 * n_positions, seq_len, extra_scale, scratch);
+    if (st != PE_OK) return st;
 
     const int32_t *stream[3] = {positions, positions + n_positions, positions + 2 * (size_t)n_positions};
     double pair_pos[PE_ROPE_MAX_FREQ];
     for (int32_t p = 0; p < n_positions; p++) {
         for (int32_t i = 0; i < n; i++) pair_pos[i] = (double)stream[pair_axis[i]][p];
-        pe__rope_cos_sin_row_pairs(cos + (size_t)p * n, sin + (size_t)p * n, pair_pos, inv_freq, n, scale);
+        pe__rope_cos_sin_row_pairs(cos + (size_t)p * n, sin + (size_t)p * n, pair_pos, rows.inv_freq, n, rows.scale);
     }
     return PE_OK;
 }

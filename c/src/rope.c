@@ -109,7 +109,7 @@ static inline void pe__sincos4(float *out_sin, float *out_cos, pe_v128 x01, pe_v
 #endif
 
 /* One table row: cos[i], sin[i] of pos * inv_freq[i], times scale. */
-static void pe__cos_sin_row(float *cos, float *sin, double pos, const double *inv_freq, int32_t n, float scale) {
+void pe__rope_cos_sin_row(float *cos, float *sin, double pos, const double *inv_freq, int32_t n, float scale) {
     int32_t i = 0;
 #if PE_SIMD
     pe_v128 p = pe_f64x2_splat(pos), sc = pe_f32x4_splat(scale);
@@ -153,33 +153,39 @@ pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int3
     return PE_OK;
 }
 
+pe_status pe__rope_rows_begin(pe__rope_rows *out, const pe_rope *rope, const int32_t *positions, int32_t n_positions,
+                              int64_t seq_len, double extra_scale, double *scratch) {
+    if (seq_len < PE_SEQ_LEN_FROM_POSITIONS) return PE_ERR_SEQ_LEN;
+    if (!isfinite(extra_scale)) return PE_ERR_SCALE;
+    int32_t max_position = 0;
+    pe_status st = pe_positions_max(&max_position, positions, n_positions);
+    if (st != PE_OK) return st;
+    /* HF's dynamic update reads max(position_ids) + 1 (over all three rows for M-RoPE) */
+    if (seq_len == PE_SEQ_LEN_FROM_POSITIONS) seq_len = (int64_t)max_position + 1;
+    /* HF multiplies the float32 cos/sin by the attention factor; we round the product of the factors once.
+     * Bounded so that scale * cos (|cos| <= 1, and a hair more from the polynomial) stays finite. */
+    const double scale_d = rope->attention_scaling * extra_scale;
+    if (!(fabs(scale_d) <= PE_ROPE_MAX_SCALE)) return PE_ERR_SCALE;
+    out->scale = (float)scale_d;
+    /* the cached frequencies are used in place: a decode step's single row costs no copy */
+    out->inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
+    return out->inv_freq ? PE_OK : PE_ERR_FACTOR;
+}
+
 pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int32_t *positions, int32_t n_positions,
                           int64_t seq_len, double extra_scale) {
     if (!rope) return PE_ERR_NULL;
     if (n_positions < 0) return PE_ERR_SHAPE;
     if (n_positions > 0 && (!cos || !sin || !positions)) return PE_ERR_NULL;
-    if (seq_len < PE_SEQ_LEN_FROM_POSITIONS) return PE_ERR_SEQ_LEN;
-    if (!isfinite(extra_scale)) return PE_ERR_SCALE;
-
-    int32_t max_position = 0;
-    pe_status st = pe_positions_max(&max_position, positions, n_positions);
-    if (st != PE_OK) return st;
-    if (seq_len == PE_SEQ_LEN_FROM_POSITIONS) seq_len = (int64_t)max_position + 1;
-
-    int32_t n = rope->n_freq;
+    const int32_t n = rope->n_freq;
     /* the table must be addressable (wasm32: size_t is 32 bits) */
     if (!pe__floats_fit3(n_positions, n, 1)) return PE_ERR_SHAPE;
-    /* HF multiplies the float32 cos/sin by the attention factor; we round the product of the factors once.
-     * Bounded so that scale * cos (|cos| <= 1, and a hair more from the polynomial) stays finite. */
-    const double scale_d = rope->attention_scaling * extra_scale;
-    if (!(fabs(scale_d) <= PE_ROPE_MAX_SCALE)) return PE_ERR_SCALE;
-    const float scale = (float)scale_d;
-
-    /* the cached frequencies are used in place: a decode step's single row costs no copy */
     double scratch[PE_ROPE_MAX_FREQ];
-    const double *inv_freq = pe__rope_inv_freq_at(rope, seq_len, scratch);
-    if (!inv_freq) return PE_ERR_FACTOR;
+    pe__rope_rows rows;
+    const pe_status st = pe__rope_rows_begin(&rows, rope, positions, n_positions, seq_len, extra_scale, scratch);
+    if (st != PE_OK) return st;
     for (int32_t p = 0; p < n_positions; p++)
-        pe__cos_sin_row(cos + (size_t)p * n, sin + (size_t)p * n, (double)positions[p], inv_freq, n, scale);
+        pe__rope_cos_sin_row(cos + (size_t)p * n, sin + (size_t)p * n, (double)positions[p], rows.inv_freq, n,
+                             rows.scale);
     return PE_OK;
 }

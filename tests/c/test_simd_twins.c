@@ -7,11 +7,11 @@
  * (head dims and lengths that are not multiples of 4, 8 or 32, attention tiles of 64 and 512 keys). */
 #include "posenc.h"
 #include "test_util.h"
+#include "twins_util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define SIMD_TWIN(name) extern __typeof__(name) simd_##name
 SIMD_TWIN(pe_rope_init);
 SIMD_TWIN(pe_rope_cos_sin);
 SIMD_TWIN(pe_rope_apply);
@@ -21,33 +21,14 @@ SIMD_TWIN(pe_sinusoidal_table);
 SIMD_TWIN(pe_alibi_slopes);
 SIMD_TWIN(pe_alibi_bias);
 
-static void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "test_simd_twins: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
-/* index of the first differing 32-bit word of a and b (n floats), or -1 */
+/* index of the first differing float of a and b (n floats), or -1 */
 static long first_diff(const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(a + i, b + i, 4) != 0) return (long)i;
-    return -1;
+    const long d = first_diff_bytes(a, b, n * 4);
+    return d < 0 ? -1 : d / 4;
 }
 
 static void fill(float *x, size_t n, pe_rng *rng, float amp) {
     for (size_t i = 0; i < n; i++) x[i] = pe_rng_float(rng) * amp;
-}
-
-static int32_t random_position(pe_rng *rng) {
-    switch (pe_rng_int(rng, 0, 3)) {
-    case 0: return pe_rng_int(rng, 0, 64);
-    case 1: return pe_rng_int(rng, 0, 1 << 17);
-    case 2: return pe_rng_int(rng, 0, INT32_MAX - 1);
-    default: return INT32_MAX - pe_rng_int(rng, 0, 8);
-    }
 }
 
 /* A random valid RoPE config of any scaling type; factor arrays point into `factors`. */
@@ -91,21 +72,6 @@ static pe_rope_config random_rope_config(pe_rng *rng, double factors[2][PE_ROPE_
     default: break;
     }
     return c;
-}
-
-/* A view with gaps after each head vector, row and batch and a leading offset (q inside a fused QKV buffer, a
- * cache with spare capacity), or the dense tensor; returns the elements x must hold. */
-static size_t random_view(pe_rope_apply_config *ac, pe_rng *rng, int32_t D) {
-    const int64_t B = ac->batch, S = ac->seq, H = ac->heads;
-    if (pe_rng_int(rng, 0, 2) == 0) return (size_t)(B * S * H * D);
-    const int64_t g1 = pe_rng_int(rng, 0, 5), g2 = pe_rng_int(rng, 0, 9), g3 = pe_rng_int(rng, 0, 17);
-    pe_strides *st = &ac->strides;
-    if (ac->layout == PE_LAYOUT_BHSD)
-        st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
-    else
-        st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
-    ac->offset = pe_rng_int(rng, 0, 33);
-    return (size_t)(ac->offset + (B - 1) * st->batch + (S - 1) * st->seq + (H - 1) * st->heads + D);
 }
 
 static void test_rope(void) {

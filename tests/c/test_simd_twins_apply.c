@@ -14,23 +14,14 @@
  * with a k head), strides, offsets, both pairings, layouts, directions and dtypes. */
 #include "posenc.h"
 #include "test_util.h"
+#include "twins_util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SIMD_TWIN(name) extern __typeof__(name) simd_##name
 SIMD_TWIN(pe_rope_apply_qk);
 SIMD_TWIN(pe_rope_apply_positions);
-
-static void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "test_simd_twins_apply: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
 
 /* dense strides for the layout where the config gives none, as pe_rope_apply resolves them */
 static void resolved(int64_t st[3], const pe_rope_apply_config *c, int64_t D) {
@@ -39,20 +30,6 @@ static void resolved(int64_t st[3], const pe_rope_apply_config *c, int64_t D) {
     st[0] = c->strides.batch ? c->strides.batch : S * H * D;
     st[1] = c->strides.seq ? c->strides.seq : (bhsd ? D : H * D);
     st[2] = c->strides.heads ? c->strides.heads : (bhsd ? S * D : D);
-}
-
-/* a view with gaps and an offset, or dense; returns the elements the buffer must hold */
-static size_t random_view(pe_rope_apply_config *ac, pe_rng *rng, int32_t D) {
-    const int64_t B = ac->batch, S = ac->seq, H = ac->heads;
-    if (pe_rng_int(rng, 0, 2) == 0) return (size_t)(B * S * H * D);
-    const int64_t g1 = pe_rng_int(rng, 0, 5), g2 = pe_rng_int(rng, 0, 9), g3 = pe_rng_int(rng, 0, 17);
-    pe_strides *st = &ac->strides;
-    if (ac->layout == PE_LAYOUT_BHSD)
-        st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
-    else
-        st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
-    ac->offset = pe_rng_int(rng, 0, 33);
-    return (size_t)(ac->offset + (B - 1) * st->batch + (S - 1) * st->seq + (H - 1) * st->heads + D);
 }
 
 /* x[i] = x_a cos - x_b sin, x_b cos + x_a sin (inverse: the other sign), pair by pair, from the tables */
@@ -86,21 +63,6 @@ static int32_t random_head_dim(pe_rng *rng, int32_t *rotary_dim) {
         return rot + 2 * pe_rng_int(rng, 1, 40);
     }
     return rot;
-}
-
-static int32_t random_position(pe_rng *rng) {
-    switch (pe_rng_int(rng, 0, 2)) {
-    case 0: return pe_rng_int(rng, 0, 64);
-    case 1: return pe_rng_int(rng, 0, 1 << 17);
-    default: return INT32_MAX - pe_rng_int(rng, 0, 1 << 20);
-    }
-}
-
-static long first_diff(const void *a, const void *b, size_t bytes) {
-    const unsigned char *x = a, *y = b;
-    for (size_t i = 0; i < bytes; i++)
-        if (x[i] != y[i]) return (long)i;
-    return -1;
 }
 
 static void test_paths(void) {
@@ -181,19 +143,20 @@ static void test_paths(void) {
         status_bad +=
             simd_pe_rope_apply_positions(&rope, q[5], k[5], cos2, sin2, pos, seq_len, extra, &qc, &kc) != PE_OK;
         /* the fused call's kept rows are the table's */
-        if (first_diff(cos2, cos, (size_t)n_pos * nf * 4) >= 0 || first_diff(sin2, sin, (size_t)n_pos * nf * 4) >= 0)
+        if (first_diff_bytes(cos2, cos, (size_t)n_pos * nf * 4) >= 0 ||
+            first_diff_bytes(sin2, sin, (size_t)n_pos * nf * 4) >= 0)
             fused_diffs++;
         if (esz == 4) {
             reference((float *)q[6], &qc, &rope, cos, sin);
             reference((float *)k[6], &kc, &rope, cos, sin);
-            if (first_diff(q[6], q[1], nq * 4) >= 0 || first_diff(k[6], k[1], nk * 4) >= 0) {
+            if (first_diff_bytes(q[6], q[1], nq * 4) >= 0 || first_diff_bytes(k[6], k[1], nk * 4) >= 0) {
                 if (++ref_diffs <= 3)
                     fprintf(stderr, "  baseline != reference: D %d rot %d pairing %d layout %d\n", D, rope.rot_dim,
                             rc.pairing, qc.layout);
             }
         }
         for (int t = 2; t < 6; t++) {
-            const long dq = first_diff(q[t], q[1], nq * esz), dk = first_diff(k[t], k[1], nk * esz);
+            const long dq = first_diff_bytes(q[t], q[1], nq * esz), dk = first_diff_bytes(k[t], k[1], nk * esz);
             if (dq < 0 && dk < 0) continue;
             int *count = t < 4 ? &qk_diffs : &fused_diffs;
             if (++*count <= 3)

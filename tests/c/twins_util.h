@@ -1,0 +1,57 @@
+/* twins_util.h — what the SIMD-against-scalar test binaries (tests/c/test_simd_twins*.c) share: the declaration
+ * of a SIMD twin, allocation that cannot fail quietly, bytewise comparison, and the random positions and views
+ * their cases are drawn from. Include after test_util.h. */
+#ifndef PE_TWINS_UTIL_H
+#define PE_TWINS_UTIL_H
+
+#include "posenc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* build.sh links the SIMD objects with every global symbol renamed simd_<name>: pe_x is the scalar build's */
+#define SIMD_TWIN(name) extern __typeof__(name) simd_##name
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fprintf(stderr, "%s: out of memory\n", __FILE__);
+        exit(2);
+    }
+    return p;
+}
+
+/* index of the first differing byte of a and b, or -1 */
+static long first_diff_bytes(const void *a, const void *b, size_t bytes) {
+    const unsigned char *x = a, *y = b;
+    for (size_t i = 0; i < bytes; i++)
+        if (x[i] != y[i]) return (long)i;
+    return -1;
+}
+
+/* a position near 0, mid-range, anywhere below INT32_MAX, or at its very top (the reduction's hardest angles) */
+static int32_t random_position(pe_rng *rng) {
+    switch (pe_rng_int(rng, 0, 3)) {
+    case 0: return pe_rng_int(rng, 0, 64);
+    case 1: return pe_rng_int(rng, 0, 1 << 17);
+    case 2: return pe_rng_int(rng, 0, INT32_MAX - 1);
+    default: return INT32_MAX - pe_rng_int(rng, 0, 8);
+    }
+}
+
+/* A view with gaps after each head vector, row and batch and a leading offset (q inside a fused QKV buffer, a
+ * cache with spare capacity), or the dense tensor; returns the elements x must hold. */
+static size_t random_view(pe_rope_apply_config *ac, pe_rng *rng, int32_t D) {
+    const int64_t B = ac->batch, S = ac->seq, H = ac->heads;
+    if (pe_rng_int(rng, 0, 2) == 0) return (size_t)(B * S * H * D);
+    const int64_t g1 = pe_rng_int(rng, 0, 5), g2 = pe_rng_int(rng, 0, 9), g3 = pe_rng_int(rng, 0, 17);
+    pe_strides *st = &ac->strides;
+    if (ac->layout == PE_LAYOUT_BHSD)
+        st->seq = D + g1, st->heads = S * st->seq + g2, st->batch = H * st->heads + g3;
+    else
+        st->heads = D + g1, st->seq = H * st->heads + g2, st->batch = S * st->seq + g3;
+    ac->offset = pe_rng_int(rng, 0, 33);
+    return (size_t)(ac->offset + (B - 1) * st->batch + (S - 1) * st->seq + (H - 1) * st->heads + D);
+}
+
+#endif
