@@ -47,13 +47,15 @@ if command -v emcc >/dev/null 2>&1; then
     bench/wasm/unfused.c "${POSENC_SOURCES[@]}" -o bench/build/unfused.wasm'
   step bench/build/unfused.wasm bench/wasm/unfused.c "${POSENC_SOURCES[@]}"
 
-  # posenc's SIMD build again, with build.sh's SIMD flags and a name section (--profiling-funcs keeps function
-  # names and changes no code), so bench/v8-code.mjs can find the apply kernels (static, called through a
-  # table) in V8's code: the instruction counts behind the "limit: rotation" notes
+  # posenc's SIMD build again, with build.sh's SIMD flags, its full export list (what binaryen inlines depends
+  # on what is exported) and a name section (--profiling-funcs keeps function names), so bench/v8-code.mjs can
+  # find the apply kernels (static, called through a table) in V8's code: the instruction counts behind the
+  # "limit: rotation" notes
   EMNAMES="-std=c11 -Ic/include -ffp-contract=off -O3 -msimd128 --no-entry -sSTANDALONE_WASM \
 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=1MB -s$stack=256KB --profiling-funcs"
-  FLAGS="$EMVER $EMNAMES names"
-  CMD='emcc $EMNAMES -sEXPORTED_FUNCTIONS=_malloc,_free,_pe_rope_apply,_pe_rope_apply_qk,_pe_rope_apply_positions \
+  CORE_EXPORTS="$(node scripts/wasm-exports.mjs --exclude pe_model_ c/include/posenc.h)"
+  FLAGS="$EMVER $EMNAMES $CORE_EXPORTS names"
+  CMD='emcc $EMNAMES -sEXPORTED_FUNCTIONS=$CORE_EXPORTS \
     "${POSENC_SOURCES[@]}" -o bench/build/posenc-names.simd.wasm'
   step bench/build/posenc-names.simd.wasm "${POSENC_SOURCES[@]}"
 else

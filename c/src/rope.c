@@ -178,12 +178,12 @@ pe_status pe_rope_cos_sin(float *cos, float *sin, const pe_rope *rope, const int
     if (n_positions < 0) return PE_ERR_SHAPE;
     if (n_positions > 0 && (!cos || !sin || !positions)) return PE_ERR_NULL;
     const int32_t n = rope->n_freq;
-    /* the table must be addressable (wasm32: size_t is 32 bits) */
-    if (!pe__floats_fit3(n_positions, n, 1)) return PE_ERR_SHAPE;
     double scratch[PE_ROPE_MAX_FREQ];
     pe__rope_rows rows;
     const pe_status st = pe__rope_rows_begin(&rows, rope, positions, n_positions, seq_len, extra_scale, scratch);
     if (st != PE_OK) return st;
+    /* the table must be addressable (wasm32: size_t is 32 bits) */
+    if (!pe__floats_fit3(n_positions, n, 1)) return PE_ERR_SHAPE;
     for (int32_t p = 0; p < n_positions; p++)
         pe__rope_cos_sin_row(cos + (size_t)p * n, sin + (size_t)p * n, (double)positions[p], rows.inv_freq, n,
                              rows.scale);

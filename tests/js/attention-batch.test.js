@@ -86,7 +86,11 @@ for (const build of BUILDS) {
       for (const extra of [{ rope }, { alibi: true }, {}]) {
         const base = { shape: s, layout: L, causal: true, returnWeights: true, ...extra };
         const want = pe.attention(q, k, v, base);
-        for (const positions of [kIota, { q: qTail, k: kIota }, { k: kIota }, { q: qTail }]) {
+        // q's positions given per sequence (the same values) while k's are shared: q and k then sit in different
+        // tables and are rotated by two calls, which must equal the one-pass rotation of the shared table
+        const qPerSeq = new Int32Array(B * Sq);
+        for (let b = 0; b < B; b++) qPerSeq.set(qTail, b * Sq);
+        for (const positions of [kIota, { q: qTail, k: kIota }, { k: kIota }, { q: qTail }, { q: qPerSeq, k: kIota }]) {
           const got = pe.attention(q, k, v, { ...base, positions });
           assertBitEqual(got.out, want.out, `${what} ${Object.keys(extra)} explicit positions: out`);
           assertBitEqual(got.weights, want.weights, `${what} ${Object.keys(extra)} explicit positions: weights`);

@@ -23,7 +23,12 @@ class PeLangToggle extends HTMLElement {
     // <html lang> in a task of its own, after a frame (in which the far widgets setLang held stop being styled,
     // lib/offscreen.js): it restyles the rest of the page (widget contents carry their own lang)
     const root = document.documentElement, want = lang === 'zh' ? 'zh-CN' : 'en';
-    if (normLang(root.lang) !== lang) requestAnimationFrame(() => setTimeout(() => { if (getLang() === lang) root.lang = want; }, 0));
+    // (a hidden tab runs no animation frames: set it at once there, nothing is painted anyway)
+    const setRoot = () => { if (getLang() === lang) root.lang = want; };
+    if (normLang(root.lang) !== lang) {
+      if (document.hidden) setRoot();
+      else requestAnimationFrame(() => setTimeout(setRoot, 0));
+    }
     const b = h('button', { type: 'button', class: 'pe-lang-button', 'aria-label': t('pe.lang.label'), 'data-lang': lang },
       t('pe.lang.toggle'));
     b.addEventListener('click', () => {
