@@ -247,7 +247,7 @@ class PeAttention extends PeElement {
 
   // Generate runs in the eval worker (lib/evaluate.js): each step is a forward pass over the whole text, and
   // 16 of them held the page for ~2 s. The input shows each new character as it arrives; the maps are redrawn
-  // once, at the end.
+  // once, at the end, one map per task (draw after splitMaps), so no task of the page runs long (issue 15).
   async generate() {
     if (this.generating) return;
     const model = await this.loadModel();
@@ -272,6 +272,7 @@ class PeAttention extends PeElement {
       }));
       this.dataset.generatedIn = workerInUse() ? 'worker' : 'page';
       this.dataset.generatedAt = String(performance.now()); // the bench tells the generation from the redraw after it
+      this.splitMaps = true; // the redraw after it: one map per task (issue 15)
       this.setText(t);
     } finally {
       this.generating = false;
@@ -289,6 +290,10 @@ class PeAttention extends PeElement {
 
   async draw() {
     const s = this.state;
+    const split = this.splitMaps;
+    this.splitMaps = false;
+    const token = (this.drawToken = {});
+    if (!split) this.maps.style.minHeight = ''; // a split redraw this one replaced may have left it set
     let model;
     try {
       model = await this.loadModel();
@@ -365,10 +370,16 @@ class PeAttention extends PeElement {
     const grid = h('div', { class: heads.length > 1 ? 'pe-grid' : '' });
     // two maps a row on a laptop, one on a phone: big enough to read each input character on its axes
     if (heads.length > 1) grid.style.gridTemplateColumns = 'repeat(auto-fill, minmax(min(100%, 400px), 1fr))';
+    // after Generate, one map per task (each ~10-30 ms): the maps hold their old height meanwhile (no layout shift)
+    if (split) this.maps.style.minHeight = `${this.maps.offsetHeight}px`;
     this.maps.replaceChildren(grid);
     this.mapData = [];
     this.linkView = { chars: chars.map(cell) };
     for (const hd of heads) {
+      if (split) {
+        await new Promise((ok) => setTimeout(ok, 0));
+        if (this.drawToken !== token || !this.body) return;
+      }
       const off = ((layer * H) + hd) * n * n;
       const w = new Float32Array(n * n);
       for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) w[i * n + j] = j > i ? -Infinity : out.attention[off + i * n + j];
@@ -383,6 +394,7 @@ class PeAttention extends PeElement {
         readout: (r, c, v) => this.t('at.readout', { i: r, qc: cell(chars[r] ?? ''), j: c, kc: cell(chars[c] ?? ''), w: v === -Infinity ? '–' : fmt(v, 3) }),
       });
     }
+    this.maps.style.minHeight = '';
   }
 }
 

@@ -209,8 +209,13 @@ class PeExtrapolation extends PeElement {
     });
     chart(this.chartBox, {
       x: lens, series, xRange: [0, lens[lens.length - 1] * 1.05], xLabel: this.t('ex.x'), yLabel: this.t(`ex.metric.${metric}`), height: 300,
-      yRange: metric === 'accuracy' ? [0, 1] : undefined, label: this.t('ex.title'),
+      yRange: metric === 'accuracy' ? [0, 1] : undefined, label: this.t('ex.title'), reuse: true,
     });
+    // during a run, the table in a task of its own (issue 15: no main-thread task over 50 ms)
+    if (this.running) {
+      await new Promise((ok) => setTimeout(ok, 0));
+      if (!this.body) return;
+    }
     const fmtv = (r) => {
       if (r === undefined) return '–';
       if (r.na || r[metric] == null) return 'n/a';
@@ -344,7 +349,11 @@ class PeExtrapolation extends PeElement {
         done++;
         this.bar.value = done / total;
         // redraw the figure every few steps and at the end of each (method, length)
-        if (step.sample === samples - 1) this.update();
+        // in a task of its own, not the one that received the worker's answer (issue 15)
+        if (step.sample === samples - 1) {
+          await new Promise((ok) => setTimeout(ok, 0));
+          await this.update();
+        }
         await new Promise((ok) => setTimeout(ok, 0)); // let the page paint the progress
       }
     })();

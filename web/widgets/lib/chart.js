@@ -7,6 +7,7 @@
 //     logX: false, logY: false,                        // log10 axes (values must be > 0; others are dropped)
 //     height: 260, yRange: [lo, hi] (optional), xRange: [lo, hi] (optional), xSplits: [0, 1, 2] (x ticks, optional),
 //     title: '…' (optional, above the plot), label: 'aria label',
+//     reuse: false,                                    // true: when only series values changed, update in place
 //   })  -> the uPlot instance (container._peChart). Calling again on the same container replaces the chart.
 // The width follows the container (ResizeObserver). Legend cells are real DOM text (series labels).
 
@@ -36,6 +37,16 @@ function tickWidth(values) {
 export function chart(container, o) {
   addStyle('pe-uplot', uplotCss, { scope: true });
   const old = container._peChart;
+  // o.reuse: a redraw that changes only the series' values (the same labels, options, x) updates the chart in
+  // place (uPlot setData): no DOM rebuilt, no layout of an empty container, so a figure redrawn during a run
+  // stays cheap. Opt-in: options given as functions (yFormat) are not compared.
+  const key = o.reuse ? JSON.stringify({ ...o, series: o.series.map((s) => ({ ...s, values: undefined })) }) : null;
+  if (old && key !== null && old.key === key) {
+    const keepV = (v) => (o.logY ? v > 0 && Number.isFinite(v) : Number.isFinite(v));
+    old.u.setData([Array.from(o.x), ...o.series.map((s) => Array.from(s.values, (v) => (keepV(v) ? v : null)))]);
+    if (o.label) container.setAttribute('aria-label', o.label);
+    return old.u;
+  }
   if (old) {
     old.u.destroy();
     old.ro?.disconnect();
@@ -91,6 +102,6 @@ export function chart(container, o) {
     });
     ro.observe(container);
   }
-  container._peChart = { u, ro };
+  container._peChart = { u, ro, key };
   return u;
 }
