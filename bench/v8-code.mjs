@@ -104,86 +104,81 @@ export function rotationLoops(file, indices = []) {
   return out;
 }
 
-/** Function indices of a module's exports, from its export section (names -> index). */
-export function exportIndices(bytes) {
-  let p = 8;
-  const u = () => {
-    let r = 0;
-    let s = 0;
+/** A cursor over a wasm binary: LEB128 unsigned integers, names, and the position `p` (starts past the header). */
+function wasmReader(bytes) {
+  const r = { p: 8 };
+  r.u = () => {
+    let v = 0;
+    let shift = 0;
     let x;
     do {
-      x = bytes[p++];
-      r |= (x & 0x7f) << s;
-      s += 7;
+      x = bytes[r.p++];
+      v |= (x & 0x7f) << shift;
+      shift += 7;
     } while (x & 0x80);
-    return r >>> 0;
+    return v >>> 0;
   };
+  r.byte = () => bytes[r.p++];
+  r.str = () => {
+    const l = r.u();
+    const t = new TextDecoder().decode(bytes.subarray(r.p, r.p + l));
+    r.p += l;
+    return t;
+  };
+  /** Calls visit(id, end) for each section, then moves to the section's end whatever visit read. */
+  r.sections = (visit) => {
+    while (r.p < bytes.length) {
+      const id = r.byte();
+      const end = r.u() + r.p;
+      visit(id, end);
+      r.p = end;
+    }
+  };
+  return r;
+}
+
+/** Function indices of a module's exports, from its export section (names -> index). */
+export function exportIndices(bytes) {
+  const r = wasmReader(bytes);
+  const { u } = r;
   let imported = 0;
   const out = {};
-  while (p < bytes.length) {
-    const id = bytes[p++];
-    const len = u();
-    const end = p + len;
+  r.sections((id) => {
     if (id === 2) {
       for (let n = u(); n > 0; n--) {
-        p += u();
-        p += u();
-        const kind = bytes[p++];
+        r.p += u();
+        r.p += u();
+        const kind = r.byte();
         if (kind === 0) (u(), imported++);
-        else if (kind === 1) (p++, (u() & 1 ? (u(), u()) : u()));
+        else if (kind === 1) (r.p++, (u() & 1 ? (u(), u()) : u()));
         else if (kind === 2) (u() & 1 ? (u(), u()) : u());
-        else p += 2;
+        else r.p += 2;
       }
     } else if (id === 7) {
       for (let n = u(); n > 0; n--) {
-        const l = u();
-        const name = new TextDecoder().decode(bytes.subarray(p, p + l));
-        p += l;
-        const kind = bytes[p++];
+        const name = r.str();
+        const kind = r.byte();
         const idx = u();
         if (kind === 0) out[name] = idx;
       }
     }
-    p = end;
-  }
+  });
   return { exports: out, imported };
 }
 
 /** Function names from a module's "name" custom section (function index -> name); {} when it has none. */
 export function functionNames(bytes) {
-  let p = 8;
-  const u = () => {
-    let r = 0;
-    let s = 0;
-    let x;
-    do {
-      x = bytes[p++];
-      r |= (x & 0x7f) << s;
-      s += 7;
-    } while (x & 0x80);
-    return r >>> 0;
-  };
-  const str = () => {
-    const l = u();
-    const t = new TextDecoder().decode(bytes.subarray(p, p + l));
-    p += l;
-    return t;
-  };
+  const r = wasmReader(bytes);
   const out = {};
-  while (p < bytes.length) {
-    const id = bytes[p++];
-    const len = u();
-    const end = p + len;
-    if (id === 0 && str() === 'name') {
-      while (p < end) {
-        const sub = bytes[p++];
-        const subEnd = u() + p;
-        if (sub === 1) for (let n = u(); n > 0; n--) out[u()] = str();
-        p = subEnd;
-      }
+  r.sections((id, end) => {
+    if (id !== 0 || r.str() !== 'name') return;
+    while (r.p < end) {
+      const sub = r.byte();
+      const subEnd = r.u() + r.p;
+      if (sub === 1) for (let n = r.u(); n > 0; n--) out[r.u()] = r.str();
+      r.p = subEnd;
     }
-    p = end;
-  }
+  });
   return out;
 }
 

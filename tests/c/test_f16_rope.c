@@ -35,15 +35,6 @@ static void *xmalloc(size_t n) {
     return p;
 }
 
-static int32_t random_position(pe_rng *rng) {
-    switch (pe_rng_int(rng, 0, 3)) {
-    case 0: return pe_rng_int(rng, 0, 64);
-    case 1: return pe_rng_int(rng, 0, 1 << 17);
-    case 2: return pe_rng_int(rng, 0, INT32_MAX - 1);
-    default: return INT32_MAX - pe_rng_int(rng, 0, 8);
-    }
-}
-
 typedef struct {
     long results, over_1ulp, failures, exact_mismatch, passthrough_changed;
     double worst_ulps[2];

@@ -12,15 +12,6 @@ SIMD_TWIN(pe_rope_init);
 SIMD_TWIN(pe_mrope_cos_sin);
 SIMD_TWIN(pe_rope2d_cos_sin);
 
-static int32_t random_position(pe_rng *rng) {
-    switch (pe_rng_int(rng, 0, 3)) {
-    case 0: return pe_rng_int(rng, 0, 64);
-    case 1: return pe_rng_int(rng, 0, 1 << 20);
-    case 2: return pe_rng_int(rng, 0, INT32_MAX - 1);
-    default: return INT32_MAX - pe_rng_int(rng, 0, 8);
-    }
-}
-
 enum {
     MAX_ROWS = 37
 };

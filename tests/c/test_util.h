@@ -49,5 +49,14 @@ static inline int32_t pe_rng_int(pe_rng *r, int32_t lo, int32_t hi) {
 }
 /* uniform float in [-1, 1) */
 static inline float pe_rng_float(pe_rng *r) { return (float)((pe_rng_next(r) >> 40) * 0x1p-23 - 1.0); }
+/* a position near 0, mid-range, anywhere below INT32_MAX, or at its very top (the reduction's hardest angles) */
+static inline int32_t random_position(pe_rng *rng) {
+    switch (pe_rng_int(rng, 0, 3)) {
+    case 0: return pe_rng_int(rng, 0, 64);
+    case 1: return pe_rng_int(rng, 0, 1 << 20);
+    case 2: return pe_rng_int(rng, 0, INT32_MAX - 1);
+    default: return INT32_MAX - pe_rng_int(rng, 0, 8);
+    }
+}
 
 #endif

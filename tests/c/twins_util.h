@@ -1,6 +1,6 @@
 /* twins_util.h — what the SIMD-against-scalar test binaries (tests/c/test_simd_twins*.c) share: the declaration
- * of a SIMD twin, allocation that cannot fail quietly, bytewise comparison, and the random positions and views
- * their cases are drawn from. Include after test_util.h. */
+ * of a SIMD twin, allocation that cannot fail quietly, bytewise comparison, and the random views their cases are
+ * drawn from (random positions are test_util.h's). Include after test_util.h. */
 #ifndef PE_TWINS_UTIL_H
 #define PE_TWINS_UTIL_H
 
@@ -27,16 +27,6 @@ static long first_diff_bytes(const void *a, const void *b, size_t bytes) {
     for (size_t i = 0; i < bytes; i++)
         if (x[i] != y[i]) return (long)i;
     return -1;
-}
-
-/* a position near 0, mid-range, anywhere below INT32_MAX, or at its very top (the reduction's hardest angles) */
-static int32_t random_position(pe_rng *rng) {
-    switch (pe_rng_int(rng, 0, 3)) {
-    case 0: return pe_rng_int(rng, 0, 64);
-    case 1: return pe_rng_int(rng, 0, 1 << 17);
-    case 2: return pe_rng_int(rng, 0, INT32_MAX - 1);
-    default: return INT32_MAX - pe_rng_int(rng, 0, 8);
-    }
 }
 
 /* A view with gaps after each head vector, row and batch and a leading offset (q inside a fused QKV buffer, a
