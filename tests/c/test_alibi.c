@@ -7,16 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Distance in float32 ulps (same sign assumed; both finite). */
-static int64_t ulps(float a, float b) {
-    int32_t ia, ib;
-    memcpy(&ia, &a, 4);
-    memcpy(&ib, &b, 4);
-    if (ia < 0) ia = INT32_MIN - ia;
-    if (ib < 0) ib = INT32_MIN - ib;
-    return llabs((long long)ia - (long long)ib);
-}
-
 /* BLOOM's slope schedule, straight from build_alibi_tensor, in double. */
 static double bloom_slope(int n, int h) {
     int n0 = 1 << (int)floor(log2((double)n));

@@ -12,18 +12,6 @@
 /* Reference                                                                                      */
 /* ---------------------------------------------------------------------------------------------- */
 
-/* pe_rope_apply with the shape and flags as arguments (the tests' tables read better so) */
-static pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch, int32_t seq,
-                            int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
-    const pe_rope_apply_config ac = {.batch = batch,
-                                     .seq = seq,
-                                     .heads = heads,
-                                     .layout = layout,
-                                     .per_batch_rows = per_batch_rows,
-                                     .rotation = rotation};
-    return pe_rope_apply(rope, x, cs, sn, &ac);
-}
-
 static size_t idx(int layout, int B_, int H, int S, int D, int b, int h, int s, int d) {
     (void)B_;
     if (layout == PE_LAYOUT_BHSD) return (((size_t)b * H + h) * S + s) * D + d;

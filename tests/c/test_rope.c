@@ -6,18 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* pe_rope_apply with the shape and flags as arguments (the tests' tables read better so) */
-static pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch, int32_t seq,
-                            int32_t heads, int32_t layout, int32_t per_batch_rows, int32_t rotation) {
-    const pe_rope_apply_config ac = {.batch = batch,
-                                     .seq = seq,
-                                     .heads = heads,
-                                     .layout = layout,
-                                     .per_batch_rows = per_batch_rows,
-                                     .rotation = rotation};
-    return pe_rope_apply(rope, x, cs, sn, &ac);
-}
-
 static pe_rope_config base_config(int32_t head_dim) {
     pe_rope_config c = {0};
     c.head_dim = head_dim;

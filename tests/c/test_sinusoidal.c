@@ -7,15 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t ulps(float a, float b) {
-    int32_t ia, ib;
-    memcpy(&ia, &a, 4);
-    memcpy(&ib, &b, 4);
-    if (ia < 0) ia = INT32_MIN - ia;
-    if (ib < 0) ib = INT32_MIN - ib;
-    return llabs((long long)ia - (long long)ib);
-}
-
 /* The references, column by column, in double (numpy / torch float64 semantics). */
 static double ref_pe(int variant, double base, int d, double p, int j) {
     if (variant == PE_SINUSOIDAL_INTERLEAVED) {

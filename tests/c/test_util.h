@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int pe_test_passed, pe_test_failed;
 
@@ -58,5 +60,31 @@ static inline int32_t random_position(pe_rng *rng) {
     default: return INT32_MAX - pe_rng_int(rng, 0, 8);
     }
 }
+
+/* float32 values apart, counted in representable steps (signed zeros equal; -x and x 2*ulps(x, 0) apart) */
+static inline int64_t ulps(float a, float b) {
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    if (ia < 0) ia = INT32_MIN - ia;
+    if (ib < 0) ib = INT32_MIN - ib;
+    return llabs((long long)ia - (long long)ib);
+}
+
+#ifdef POSENC_H
+/* pe_rope_apply with the shape and flags as arguments, so the tests' tables read better (for tests that include
+ * posenc.h before this file) */
+static inline pe_status rope_apply(const pe_rope *rope, float *x, const float *cs, const float *sn, int32_t batch,
+                                   int32_t seq, int32_t heads, int32_t layout, int32_t per_batch_rows,
+                                   int32_t rotation) {
+    const pe_rope_apply_config ac = {.batch = batch,
+                                     .seq = seq,
+                                     .heads = heads,
+                                     .layout = layout,
+                                     .per_batch_rows = per_batch_rows,
+                                     .rotation = rotation};
+    return pe_rope_apply(rope, x, cs, sn, &ac);
+}
+#endif
 
 #endif
