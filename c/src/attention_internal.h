@@ -1,5 +1,5 @@
-/* attention_internal.h — what attention.c, attention_kernels.c and attention_views.c share; not part of the
- * public API. The tile geometry, the resolved configuration (pe__attn, built by attention_views.c), the per-row
+/* attention_internal.h — what attention.c, attention_kernels.c, attention_views.c and attention_positions.c
+ * share; not part of the public API. The tile geometry, the resolved configuration (pe__attn, built by attention_views.c), the per-row
  * and per-tile state the kernels read, and the kernels' entry points. The small per-row softmax steps are
  * static inline here because the block driver in attention.c calls them once per row and step; the score and
  * PV kernels (attention_kernels.c) are called once per tile or step, each over a whole tile of work. The
@@ -72,6 +72,30 @@ void pe__round16(float *x, size_t n, int bf16);
 
 /* The dense view of the layout (for rope's copies). */
 pe__view pe__dense_view(int bhsd, int32_t S, int32_t H, int32_t D);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Positions and RoPE set-up (attention_positions.c)                                              */
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Query i's position in sequence b; the default k_len − q_len + i lies in [k_len − q_len, k_len − 1], an int32. */
+static inline int32_t pe__qpos(const pe__attn *A, int32_t b, int32_t i) {
+    if (!A->qpos) return (int32_t)((int64_t)A->Sk - (int64_t)A->Sq + (int64_t)i);
+    return A->qpos[(A->per_batch ? (size_t)b * (size_t)A->Sq : 0u) + (size_t)i];
+}
+
+/* Checks the explicit positions (every sequence's row, as pe_positions_max) and the int32 range of ALiBi's
+ * kpos − qpos; *max_q, *max_k: the largest query and key positions (defaults included). */
+pe_status pe__attn_positions(const pe__attn *A, int32_t *max_q, int32_t *max_k);
+
+/* True when the key positions never decrease over the keys the mask keeps (kmask NULL: every key); *kmax is
+ * then the last kept key's position (INT32_MIN when the mask keeps none). */
+int pe__attn_monotone(int32_t *kmax, const int32_t *kpos, const int32_t *kmask, int32_t n);
+
+/* RoPE on dense copies in scratch: q rotated (and k, unless k_rotated) at their positions, with one frequency set
+ * chosen from cfg->rope_seq_len or max position + 1; *qx, *kx then point at the copies (k stays the caller's
+ * with k_rotated) and A's q and k views become the dense ones. */
+pe_status pe__attn_rope(pe__attn *A, const pe_attention_config *cfg, const void *q, const void *k, float *scratch,
+                        int32_t max_q, int32_t max_k, const void **qx, const void **kx);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Scores of one tile: s_c = q·k_c · scale (+ ALiBi), −∞ where masked                             */

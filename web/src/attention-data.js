@@ -34,14 +34,13 @@ function describe(x, d) {
 /**
  * The pe_dtype of the call: options.dtype, or (not given) the type q carries (float32 for a Float32Array or a
  * float32 tensor, float16 for a Float16Array, a 16-bit tensor's own). Every data argument that carries a type
- * must carry that one: a mismatch is a TypeError naming the argument, its type and the call's. `args`: [name, x]
- * pairs, q first.
+ * must carry that one: a mismatch is a TypeError naming the argument, its type and the call's. out: null when
+ * options.out is not given. (Arguments one by one, not a list of pairs: this runs on every call.)
  */
-export function attentionDtype(heap, where, dtype, args) {
+export function attentionDtype(heap, where, dtype, q, k, v, out) {
   let d;
   if (dtype === undefined || dtype === null) {
-    const [name, q] = args[0];
-    d = ownDtype(heap, q, where, name);
+    d = ownDtype(heap, q, where, 'q');
     if (d === -1) {
       if (typedArrayTag(q) === 'Uint16Array') {
         throw new TypeError(`${where}: q is a Uint16Array of raw 16-bit patterns: options.dtype must say which, 'float16' or 'bfloat16'`);
@@ -52,14 +51,19 @@ export function attentionDtype(heap, where, dtype, args) {
     if (typeof dtype !== 'string') throw typeError(where, `options.dtype must be one of ${DTYPE_LIST}`, dtype);
     d = DTYPES.indexOf(checkEnum(where, 'options.dtype', dtype, DTYPES));
   }
-  for (const [name, x] of args) {
-    const own = ownDtype(heap, x, where, name);
-    if (own !== -1 && own !== d) {
-      const why = dtype === undefined || dtype === null ? `q's (${DTYPES[d]}; options.dtype not given)` : `options.dtype '${DTYPES[d]}'`;
-      throw new TypeError(`${where}: ${name} is ${describe(x, own)}, which does not match ${why}: q, k, v and options.out share one storage type`);
-    }
-  }
+  matchDtype(heap, where, dtype, d, 'q', q);
+  matchDtype(heap, where, dtype, d, 'k', k);
+  matchDtype(heap, where, dtype, d, 'v', v);
+  if (out !== null) matchDtype(heap, where, dtype, d, 'options.out', out);
   return d;
+}
+
+function matchDtype(heap, where, dtype, d, name, x) {
+  const own = ownDtype(heap, x, where, name);
+  if (own !== -1 && own !== d) {
+    const why = dtype === undefined || dtype === null ? `q's (${DTYPES[d]}; options.dtype not given)` : `options.dtype '${DTYPES[d]}'`;
+    throw new TypeError(`${where}: ${name} is ${describe(x, own)}, which does not match ${why}: q, k, v and options.out share one storage type`);
+  }
 }
 
 /** The length of data x of pe_dtype dtype (checked to be of that type), read once. */
