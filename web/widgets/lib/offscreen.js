@@ -6,7 +6,7 @@
 // Changing <html lang> makes the browser recompute the style of every element of the page (~11,000 on the
 // playground, nine in ten of them inside widgets: KaTeX spans, SVG, tables), even where the content carries its
 // own lang: ~80–110 ms of main-thread CPU in one task on the build machine. holdOffscreen() takes the content of
-// each widget that lies more than two screens from the viewport out of the rendering (its children display:
+// each widget that lies more than half a screen from the viewport out of the rendering (its children display:
 // none, so the browser neither styles nor lays them out), until the widget nears the viewport again — where it
 // relabels itself anyway, so the old-language content is never restyled at all, only thrown away.
 //
@@ -42,7 +42,7 @@ export function releaseHeld(el) {
 
 /**
  * Holds the widgets (`.pe-widget`, outermost ones) under `root` whose box lies more than `margin` px above or
- * below the viewport (default two viewport heights). Each is released when it comes within half a viewport of
+ * below the viewport (default half a viewport height). Each is released when it comes within half a viewport of
  * it, or earlier by releaseHeld() (a widget relabelling itself a screen ahead, base.js). Returns how many it held.
  */
 export function holdOffscreen(root = document, margin) {
@@ -62,7 +62,9 @@ export function rectOf(el) {
  * the page (text, controls) and ask rectOf() where each widget was, so no one forces a layout of the page
  * the switch has half changed.
  */
-export function planHold(root = document, margin = 2 * (typeof innerHeight === 'number' ? innerHeight : 800)) {
+// Half a viewport, as the release: a widget held there is out of sight, and one a screen or less away relabels
+// (base.js) in the tasks right after the switch, releasing itself first, so its old content is never restyled.
+export function planHold(root = document, margin = 0.5 * (typeof innerHeight === 'number' ? innerHeight : 800)) {
   if (typeof IntersectionObserver !== 'function' || typeof document === 'undefined') return () => 0;
   const vh = innerHeight;
   const focused = document.activeElement;
@@ -78,6 +80,11 @@ export function planHold(root = document, margin = 2 * (typeof innerHeight === '
     far.push([el, r.height, Math.min(Math.abs(r.top - vh), Math.abs(r.bottom))]);
   }
   snapshot = rects;
+  // pending from now: the switch's listeners (<pe-lang-toggle> waits on it for <html lang>) run before commit
+  finish(); // a switch before the last one finished holding: its waiters go on
+  let done;
+  settled = new Promise((ok) => { done = ok; });
+  finish = done;
   return () => {
     if (snapshot === rects) snapshot = null;
     addStyle('pe-held', HELD_CSS);
@@ -105,23 +112,25 @@ export function planHold(root = document, margin = 2 * (typeof innerHeight === '
     };
     released = new WeakSet();
     holdBatch(batches.shift() ?? []);
-    settled = batches.length && typeof requestAnimationFrame === 'function'
-      ? new Promise((done) => {
-        const next = () => {
-          holdBatch(batches.shift());
-          if (batches.length) requestAnimationFrame(next);
-          else done();
-        };
-        requestAnimationFrame(next);
-      })
-      : (batches.forEach(holdBatch), Promise.resolve());
+    if (batches.length && typeof requestAnimationFrame === 'function') {
+      const next = () => {
+        holdBatch(batches.shift());
+        if (batches.length) requestAnimationFrame(next);
+        else done();
+      };
+      requestAnimationFrame(next);
+    } else {
+      batches.forEach(holdBatch);
+      done();
+    }
     return far.length;
   };
 }
 
-const ELEMENTS_A_FRAME = 3000;
+const ELEMENTS_A_FRAME = 1500;
 let released = new WeakSet(); // released (or relabelled) before its batch came: not held after all
 let settled = Promise.resolve();
+let finish = () => {};
 
 /** Resolves once every widget the last hold chose is held (they are held over a few frames). */
 export function holdSettled() {
