@@ -6,7 +6,8 @@
 //   texRow(['a = b', 'c = d'])                        // display formulas side by side, wrapping on a phone
 // \qc{…}, \kc{…} and \relc{…} colour a term as lib/palette.js's query, key and relative-angle roles.
 // A formula that does not parse is shown as its source in red (throwOnError: false), never an exception.
-// Each is one tree of HTML (no MathML copy), role="img" with its TeX source as its accessible name.
+// Each is one tree of HTML (no MathML copy), role="img" with its TeX source as its accessible name (and, as
+// written, in data-tex).
 
 import katex from 'katex';
 import katexCss from 'katex/dist/katex.min.css?inline';
@@ -33,6 +34,7 @@ export function tex(el, formula, { display = false } = {}) {
   el.innerHTML = html;
   el.classList.add('pe-math');
   el.setAttribute('translate', 'no');
+  el.dataset.tex = formula; // the source as written (tests read it; KaTeX kept it only in the MathML copy)
   el.setAttribute('role', 'img');
   el.setAttribute('aria-label', formula.replace(/\\(?:qc|kc|relc)\b/g, '').replace(/\s+/g, ' ').trim());
   return el;
