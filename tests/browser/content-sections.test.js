@@ -127,7 +127,7 @@ test('rotation vs addition: the four terms and the RoPE score match the formulas
     assert.ok(Math.abs(c.got.pp.v - sumCos) < 1e-4, `${c.got.pp.v} vs Σ cos = ${sumCos}`);
     assert.ok(c.got.cp.span > 0.5, `cross term still moves with W = I (${c.got.cp.span})`);
     // the formula says R((n − m)θ), never R((m − n)θ)
-    const texts = await page.$$eval(`${sel} annotation[encoding="application/x-tex"]`, (as) => as.map((x) => x.textContent).join(' '));
+    const texts = await page.$$eval(`${sel} .pe-math[data-tex]`, (as) => as.map((x) => x.dataset.tex).join(' '));
     assert.match(texts, /R\\big\(\(n-m\)\\theta\\big\)/);
     assert.doesNotMatch(texts, /\(m-n\)\\theta/);
     assert.deepEqual(errors, []);

@@ -30,7 +30,7 @@ async function open(path, { width = 1280, height = 900, scale = 1 } = {}) {
 const num = (s) => Number(String(s).trim().split(/\s+/)[0].replace('−', '-'));
 const wrap = (x) => x - 2 * Math.PI * Math.round(x / (2 * Math.PI));
 
-/** The TeX source of every formula under sel (KaTeX keeps it in the MathML annotation). */
+/** The TeX source of every formula under sel (lib/math.js keeps it in data-tex). */
 // the TeX source of each formula, without the colour macros (\qc{…}, \kc{…}, \relc{…}: lib/palette.js) around terms
 const uncolour = (f) => {
   for (let prev = ''; prev !== f;) {
@@ -39,7 +39,7 @@ const uncolour = (f) => {
   }
   return f;
 };
-const texOf = (page, sel) => page.$$eval(`${sel} annotation[encoding="application/x-tex"]`, (as) => as.map((a) => a.textContent)).then((fs) => fs.map(uncolour));
+const texOf = (page, sel) => page.$$eval(`${sel} .pe-math[data-tex]`, (as) => as.map((a) => a.dataset.tex)).then((fs) => fs.map(uncolour));
 
 test('defect 3: the shifted-score formula reads q^T R((n−m)θ) k, as the rotations drawn give', async () => {
   const { page, errors } = await open('index.html');

@@ -79,6 +79,7 @@ import { ensureStyles } from './lib/style.js';
 import { h } from './lib/dom.js';
 import { reservedHeight, NARROW_QUERY } from './lib/heights.js';
 import { fitOverflow } from './lib/overflow.js';
+import { releaseHeld, rectOf } from './lib/offscreen.js';
 
 export { h };
 
@@ -248,7 +249,7 @@ function queueRelabel(job) {
   relabelTimer ||= setTimeout(runRelabel, 0);
 }
 const onScreen = (el) => {
-  const r = el.getBoundingClientRect();
+  const r = rectOf(el); // during a switch: where it was before the switch's listeners changed the page
   return r.bottom > 0 && r.top < (window.innerHeight || 800) && r.width + r.height > 0;
 };
 
@@ -500,6 +501,7 @@ export class PeElement extends HTMLElement {
   }
 
   #renderNow({ drawLater = null } = {}) {
+    releaseHeld(this); // held by a language switch (lib/offscreen.js): its old content was never restyled
     this.dataset.lang = this.lang;
     // the content says its own language: a page switching <html lang> then re-lays out its own prose only, and
     // each widget's text is re-shaped in the task that re-renders it (a widget still waiting is still English)

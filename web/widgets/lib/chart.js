@@ -94,6 +94,8 @@ export function chart(container, o) {
   if (typeof ResizeObserver === 'function') {
     let lastW = width;
     ro = new ResizeObserver(() => {
+      // 0: not rendered (a widget held during a language switch, lib/offscreen.js): nothing to redraw for
+      if (!container.clientWidth) return;
       const w = Math.max(200, container.clientWidth);
       if (Math.abs(w - lastW) > 2) {
         lastW = w;

@@ -16,7 +16,7 @@
 // and fires a 'pe-lang-change' event on document (detail: { lang }); every widget without its own `lang`
 // attribute re-renders. Languages: 'en', 'zh'.
 
-import { holdOffscreen } from './offscreen.js';
+import { planHold } from './offscreen.js';
 
 export const LANGS = Object.freeze(['en', 'zh']);
 
@@ -60,8 +60,13 @@ export function setLang(lang) {
   current = l;
   if (typeof document === 'undefined') return;
   // before anything relabels: the widgets far from the viewport sit out the page-wide restyle that follows
-  holdOffscreen();
-  document.dispatchEvent(new CustomEvent('pe-lang-change', { detail: { lang: l } }));
+  // (read where they are first, while layout is clean; hold them once the listeners have made their changes)
+  const hold = planHold();
+  try {
+    document.dispatchEvent(new CustomEvent('pe-lang-change', { detail: { lang: l } }));
+  } finally {
+    hold();
+  }
 }
 
 /** Calls fn(lang) on every global language switch; returns a function that stops it. */

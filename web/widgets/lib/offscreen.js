@@ -1,61 +1,138 @@
 // offscreen.js — keeps the widgets far from the viewport out of a page-wide restyle.
 //
 //   holdOffscreen()     before a change that restyles the whole page (the language switch sets <html lang>)
+//   releaseHeld(el)     gives a held widget its content back now (base.js: before it renders again)
 //
 // Changing <html lang> makes the browser recompute the style of every element of the page (~11,000 on the
 // playground, nine in ten of them inside widgets: KaTeX spans, SVG, tables), even where the content carries its
-// own lang: ~80–110 ms of main-thread CPU in one task on the build machine. holdOffscreen() gives each widget that
-// lies more than a screen away from the viewport `content-visibility: auto`, so the browser skips its subtree's
-// style and layout until it nears the viewport again, and then restyles that one widget on its own (in the new
-// language, just before the widget relabels itself anyway).
+// own lang: ~80–110 ms of main-thread CPU in one task on the build machine. holdOffscreen() takes the content of
+// each widget that lies more than half a screen from the viewport out of the rendering (its children display:
+// none, so the browser neither styles nor lays them out), until the widget nears the viewport again — where it
+// relabels itself anyway, so the old-language content is never restyled at all, only thrown away.
+//
+// Why not `content-visibility: auto` (the first version): a skipped subtree is still styled on demand, and
+// Chromium's autofill, ~100 ms after controls were added anywhere (every relabelled widget rebuilds its own),
+// asks each form control of the page whether it is focusable, which styles every skipped widget, one after the
+// other, in one task (~130 ms of CPU, measured with a Chromium trace). A control under display: none is simply
+// not focusable.
 //
 // It cannot move the page: the held widget keeps the border-box height it has now, set as its `height` (widgets
-// are box-sizing: border-box; a rect height is a whole number of layout units, so it is exact), with its current
-// content size as contain-intrinsic-size for the width a flex or grid host might ask of it; and it is held only
-// until the browser reports it relevant (contentvisibilityautostatechange, skipped: false), when all three go,
-// so it is never clipped, contained or fixed in height while anyone can see it. Content-visibility's
-// containment is also why only widgets are held: each has a border and padding, so no child margin collapses
-// through it and containment changes nothing around it. Where a browser has no content-visibility events,
-// nothing is held.
+// are box-sizing: border-box; a rect height is a whole number of layout units, so it is exact). Each widget has a
+// border and padding, so no child margin collapses through it and hiding its children changes nothing around
+// it. A widget holding keyboard focus is never held.
 
-const supported = () => typeof HTMLElement === 'function' && 'oncontentvisibilityautostatechange' in HTMLElement.prototype;
+import { addStyle } from './style.js';
+
+const HELD_CSS = '.pe-widget[data-pe-held] > * { display: none !important; }';
+const held = new Map(); // element -> its own inline height before the hold
+let io = null;
+
+/** Gives a held widget its content and its own height back (no-op when it is not held). */
+export function releaseHeld(el) {
+  if (!held.has(el)) {
+    released.add(el);
+    return;
+  }
+  el.style.height = held.get(el);
+  held.delete(el);
+  delete el.dataset.peHeld;
+  if (el.getAttribute('style') === '') el.removeAttribute('style');
+  io?.unobserve(el);
+}
 
 /**
  * Holds the widgets (`.pe-widget`, outermost ones) under `root` whose box lies more than `margin` px above or
- * below the viewport (default two viewport heights: Chromium counts content-visibility content as relevant from
- * about 1.5 viewports away — measured: a widget 1.33 heights below was relevant, 1.52 below skipped — and one
- * held inside that margin would be released at once). Returns how many it held.
+ * below the viewport (default half a viewport height). Each is released when it comes within half a viewport of
+ * it, or earlier by releaseHeld() (a widget relabelling itself a screen ahead, base.js). Returns how many it held.
  */
-export function holdOffscreen(root = document, margin = 2 * (typeof innerHeight === 'number' ? innerHeight : 800)) {
-  if (!supported()) return 0;
+export function holdOffscreen(root = document, margin) {
+  return planHold(root, margin)();
+}
+
+let snapshot = null; // element -> its rect, read before a switch wrote anything (planHold until its commit)
+
+/** The element's rect: as planHold() read it while a switch is between its reads and its writes, else now. */
+export function rectOf(el) {
+  return snapshot?.get(el) ?? el.getBoundingClientRect();
+}
+
+/**
+ * holdOffscreen() in two steps: planHold() reads every widget's box now (layout is clean before a switch), and
+ * the function it returns holds the far ones (returns how many). In between, the switch's listeners change
+ * the page (text, controls) and ask rectOf() where each widget was, so no one forces a layout of the page
+ * the switch has half changed.
+ */
+// Half a viewport, as the release: a widget held there is out of sight, and one a screen or less away relabels
+// (base.js) in the tasks right after the switch, releasing itself first, so its old content is never restyled.
+export function planHold(root = document, margin = 0.5 * (typeof innerHeight === 'number' ? innerHeight : 800)) {
+  if (typeof IntersectionObserver !== 'function' || typeof document === 'undefined') return () => 0;
   const vh = innerHeight;
-  // reads first (one layout, clean before the switch changes anything), then writes
+  const focused = document.activeElement;
   const far = [];
+  const rects = new Map();
   for (const el of root.querySelectorAll('.pe-widget')) {
-    if (el.hasAttribute('data-pe-held') || el.parentElement?.closest('.pe-widget')) continue;
     const r = el.getBoundingClientRect();
+    rects.set(el, r);
+    if (held.has(el) || el.parentElement?.closest('.pe-widget') || el.contains(focused)) continue;
     if (r.height === 0 || (r.bottom > -margin && r.top < vh + margin)) continue;
     const cs = getComputedStyle(el);
     if (cs.display !== 'block' || cs.boxSizing !== 'border-box') continue;
-    const px = (p) => parseFloat(cs[p]) || 0;
-    const w = r.width - px('paddingLeft') - px('paddingRight') - px('borderLeftWidth') - px('borderRightWidth');
-    const h = r.height - px('paddingTop') - px('paddingBottom') - px('borderTopWidth') - px('borderBottomWidth');
-    far.push([el, r.height, Math.max(0, w), Math.max(0, h)]);
+    far.push([el, r.height, Math.min(Math.abs(r.top - vh), Math.abs(r.bottom))]);
   }
-  for (const [el, height, w, h] of far) {
-    // a host page's own inline values of these come back on release
-    const before = { height: el.style.height, containIntrinsicSize: el.style.containIntrinsicSize, contentVisibility: el.style.contentVisibility };
-    el.dataset.peHeld = '';
-    el.style.height = `${height}px`;
-    el.style.containIntrinsicSize = `${w}px ${h}px`;
-    el.style.contentVisibility = 'auto';
-    const release = (e) => {
-      if (e.skipped) return;
-      el.removeEventListener('contentvisibilityautostatechange', release);
-      Object.assign(el.style, before);
-      delete el.dataset.peHeld;
+  snapshot = rects;
+  // pending from now: the switch's listeners (<pe-lang-toggle> waits on it for <html lang>) run before commit
+  finish(); // a switch before the last one finished holding: its waiters go on
+  let done;
+  settled = new Promise((ok) => { done = ok; });
+  finish = done;
+  return () => {
+    if (snapshot === rects) snapshot = null;
+    addStyle('pe-held', HELD_CSS);
+    io ??= new IntersectionObserver((entries) => {
+      for (const e of entries) if (e.isIntersecting) releaseHeld(e.target);
+    }, { rootMargin: '50% 0px' });
+    // Taking a widget's content out of the rendering costs the browser ~5 µs an element: held all at once,
+    // the playground's ~9,500 would make one long frame; ELEMENTS_A_FRAME at a time, from the nearest out
+    far.sort((a, b) => a[2] - b[2]);
+    const batches = [];
+    let count = Infinity;
+    for (const x of far) {
+      if (count >= ELEMENTS_A_FRAME) batches.push([]), (count = 0);
+      batches.at(-1).push(x);
+      count += x[0].getElementsByTagName('*').length;
+    }
+    const holdBatch = (batch) => {
+      for (const [el, height] of batch) {
+        if (held.has(el) || !el.isConnected || released.has(el)) continue;
+        held.set(el, el.style.height); // a host page's own inline height comes back on release
+        el.dataset.peHeld = '';
+        el.style.height = `${height}px`;
+        io.observe(el);
+      }
     };
-    el.addEventListener('contentvisibilityautostatechange', release);
-  }
-  return far.length;
+    released = new WeakSet();
+    holdBatch(batches.shift() ?? []);
+    if (batches.length && typeof requestAnimationFrame === 'function') {
+      const next = () => {
+        holdBatch(batches.shift());
+        if (batches.length) requestAnimationFrame(next);
+        else done();
+      };
+      requestAnimationFrame(next);
+    } else {
+      batches.forEach(holdBatch);
+      done();
+    }
+    return far.length;
+  };
+}
+
+const ELEMENTS_A_FRAME = 1500;
+let released = new WeakSet(); // released (or relabelled) before its batch came: not held after all
+let settled = Promise.resolve();
+let finish = () => {};
+
+/** Resolves once every widget the last hold chose is held (they are held over a few frames). */
+export function holdSettled() {
+  return settled;
 }

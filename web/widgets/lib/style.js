@@ -69,7 +69,10 @@ export function ensureStyles() {
 const BASE = `
 .pe-widget { display: block; box-sizing: border-box; margin: 1rem 0; padding: .9rem 1rem 1rem; border: 1px solid #d6dbe0;
   border-radius: 10px; background: #fff; color: #1d232a; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "PingFang SC",
-  "Noto Sans CJK SC", "Microsoft YaHei", sans-serif; max-width: 100%; overflow-wrap: anywhere; }
+  "Noto Sans CJK SC", "Microsoft YaHei", sans-serif; max-width: 100%; overflow-wrap: anywhere;
+  /* each widget is a paint layer of its own whose layout and paint stay inside it: a redraw (a map, a chart, a
+     relabel) repaints that widget from the browser's cache of the others, not the 11,000-element page */
+  contain: layout style paint; }
 .pe-widget *, .pe-widget *::before, .pe-widget *::after { box-sizing: border-box; }
 /* a host page's element rules (p { color }, h3 { letter-spacing }, label { text-transform }, table { width: 100% })
    do not reach inside: what the widget does not set itself comes from the widget, not the page */
