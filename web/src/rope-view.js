@@ -93,10 +93,17 @@ export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, len
     if (typeof strides !== 'object' || Array.isArray(strides) || ArrayBuffer.isView(strides)) {
       throw typeError(where, `${names.strides} must be { batch, seq, heads }: element strides (integers >= 0)`, strides);
     }
-    for (const key in strides) if (key !== 'batch' && key !== 'seq' && key !== 'heads') checkKnownKeys(where, names.strides, strides, STRIDE_KEYS);
-    const b = strides.batch;
-    const s = strides.seq;
-    const h = strides.heads;
+    // one pass: each key checked and read once, through the enum cache whatever the object's shape (named
+    // loads of strides objects of several shapes go megamorphic)
+    let b;
+    let s;
+    let h;
+    for (const key in strides) {
+      if (key === 'batch') b = strides[key];
+      else if (key === 'seq') s = strides[key];
+      else if (key === 'heads') h = strides[key];
+      else checkKnownKeys(where, names.strides, strides, STRIDE_KEYS); // throws
+    }
     if (b !== undefined) sb = isStride(b) ? b : checkInt(where, `${names.strides}.batch`, b, 0, MAX_STRIDE);
     if (s !== undefined) ss = isStride(s) ? s : checkInt(where, `${names.strides}.seq`, s, 0, MAX_STRIDE);
     if (h !== undefined) sh = isStride(h) ? h : checkInt(where, `${names.strides}.heads`, h, 0, MAX_STRIDE);
