@@ -73,9 +73,12 @@ const nestStride = new Float64Array(3);
 const nestCount = new Float64Array(3);
 const nestAxis = new Int32Array(3);
 
-/** A view { off, sb, ss, sh, end }, for resolveView to fill (one per rope and argument, reused). */
+/**
+ * A view { off, sb, ss, sh, end }, for resolveView to fill (one per rope and argument, reused); B, S, H, D: the
+ * counts its strides were last proven not to overlap for (0: none yet).
+ */
 export function newView() {
-  return { off: 0, sb: 0, ss: 0, sh: 0, end: 0 };
+  return { off: 0, sb: 0, ss: 0, sh: 0, end: 0, B: 0, S: 0, H: 0, D: 0 };
 }
 
 /**
@@ -122,8 +125,16 @@ export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, len
   }
   // no two head vectors overlap: the axes with more than one element, sorted by stride, nest (the smallest
   // stride >= headDim, each next one >= the previous stride * its count), as the C core requires too
-  const bad = nestFailure(B, S, H, sb, ss, sh, D);
-  if (bad !== -1) throw overlapError(where, names, bad, bad === 0 ? D : nestStride[bad - 1] * nestCount[bad - 1], D);
+  // (a function of the counts and strides only: the view that passed last time with the same ones, every
+  // decode step of a runtime, passes again without the sort)
+  if (v.B !== B || v.S !== S || v.H !== H || v.D !== D || v.sb !== sb || v.ss !== ss || v.sh !== sh) {
+    const bad = nestFailure(B, S, H, sb, ss, sh, D);
+    if (bad !== -1) throw overlapError(where, names, bad, bad === 0 ? D : nestStride[bad - 1] * nestCount[bad - 1], D);
+    v.B = B;
+    v.S = S;
+    v.H = H;
+    v.D = D;
+  }
   v.off = off;
   v.sb = sb;
   v.ss = ss;
