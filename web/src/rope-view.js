@@ -66,7 +66,9 @@ export function readShape(where, shape, headDim, bhsd) {
 }
 
 const MAX_STRIDE = Number.MAX_SAFE_INTEGER;
-const isStride = (v) => typeof v === 'number' && v >= 0 && v <= MAX_STRIDE && Math.floor(v) === v;
+// (v >>> 0) === v: an integer in [0, 2^32) in one comparison (every stride a runtime passes); larger integers
+// up to 2^53 by the long test
+const isStride = (v) => typeof v === 'number' && ((v >>> 0) === v || (v >= 0 && v <= MAX_STRIDE && Math.floor(v) === v));
 
 // The nesting check's scratch (no allocation per call; nothing the caller controls runs while it is in use)
 const nestStride = new Float64Array(3);
@@ -107,13 +109,11 @@ export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, len
       else if (key === 'heads') h = strides[key];
       else checkKnownKeys(where, names.strides, strides, STRIDE_KEYS); // throws
     }
-    // (v >>> 0) === v: an integer in [0, 2^32), one comparison; larger integers up to 2^53 take isStride
-    if (b !== undefined) sb = (b >>> 0) === b || isStride(b) ? b : checkInt(where, `${names.strides}.batch`, b, 0, MAX_STRIDE);
-    if (s !== undefined) ss = (s >>> 0) === s || isStride(s) ? s : checkInt(where, `${names.strides}.seq`, s, 0, MAX_STRIDE);
-    if (h !== undefined) sh = (h >>> 0) === h || isStride(h) ? h : checkInt(where, `${names.strides}.heads`, h, 0, MAX_STRIDE);
+    if (b !== undefined) sb = isStride(b) ? b : checkInt(where, `${names.strides}.batch`, b, 0, MAX_STRIDE);
+    if (s !== undefined) ss = isStride(s) ? s : checkInt(where, `${names.strides}.seq`, s, 0, MAX_STRIDE);
+    if (h !== undefined) sh = isStride(h) ? h : checkInt(where, `${names.strides}.heads`, h, 0, MAX_STRIDE);
   }
-  const off =
-    offset === undefined || offset === null ? 0 : (offset >>> 0) === offset || isStride(offset) ? offset : checkInt(where, names.offset, offset, 0, MAX_STRIDE);
+  const off = offset === undefined || offset === null ? 0 : isStride(offset) ? offset : checkInt(where, names.offset, offset, 0, MAX_STRIDE);
   if (B === 1) sb = 0; // the C core's 0 (dense) then addresses nothing else
   if (S === 1) ss = 0;
   if (H === 1) sh = 0;
