@@ -111,6 +111,29 @@ for (const build of BUILDS) {
     assertThrowsNaming(() => call({ kOffset: (S - 1) * W + W - D + 1 }), RangeError, "options.k's view reaches past its end");
     // the same call still works after the refusals (nothing cached from them)
     call({});
+    // one strides object for q and k: each of its values is read once per call, and both views use it
+    let reads = 0;
+    const counted = {
+      get batch() {
+        reads++;
+        return S * W;
+      },
+      get seq() {
+        reads++;
+        return W;
+      },
+      get heads() {
+        reads++;
+        return D;
+      },
+    };
+    const before = qkv.array.slice();
+    call({ strides: counted, kStrides: counted });
+    assert.equal(reads, 3, 'each stride read once for both views');
+    const viaPlain = pe.tensor(before);
+    rope.apply(viaPlain, { shape: [1, S, H, D], positions: [4, 5, 6], strides, k: viaPlain, kHeads: KV, kStrides: { ...strides }, kOffset: H * D });
+    assertBitEqual(qkv.array, viaPlain.array, 'one strides object for both views against two equal ones');
+    viaPlain.free();
     // same counts, one stride changed to a value that does not overlap: accepted and right
     const x0 = randnF32(makeRng(1404), 3 * S * H * D);
     const big = pe.tensor(x0);

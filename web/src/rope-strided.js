@@ -160,7 +160,7 @@ export function applyStrided(st, x, p, dt, xs, xo, k, ks, ko, B, S, H, kH, layou
       kLen = stridedLength(heap, k, 'options.k', dtype);
       kLoc = locateData(heap, k, kLen, dtype, APPLY, 'options.k');
     }
-    kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView);
+    kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView, ks === xs);
     // x and k in the same memory (wasm memory, or one buffer of staged arrays): element addresses there
     const inWasm = xLoc !== -1;
     if (inWasm === (kLoc !== -1) && (inWasm || viewBuffer(x) === viewBuffer(k))) {

@@ -70,6 +70,11 @@ const MAX_STRIDE = Number.MAX_SAFE_INTEGER;
 // up to 2^53 by the long test
 const isStride = (v) => typeof v === 'number' && ((v >>> 0) === v || (v >= 0 && v <= MAX_STRIDE && Math.floor(v) === v));
 
+// The stride values the last resolveView call read (checked numbers, or undefined for an axis not given)
+let lastB;
+let lastS;
+let lastH;
+
 // The nesting check's scratch (no allocation per call; nothing the caller controls runs while it is in use)
 const nestStride = new Float64Array(3);
 const nestCount = new Float64Array(3);
@@ -88,13 +93,19 @@ export function newView() {
  * the rest dense for the layout) and offset, for (B, S, H) head vectors of D floats in an array of `length`
  * floats. `names` spells the options in messages ({ strides: 'options.strides', offset: 'options.offset',
  * x: 'x' }). Fills v with { off, sb, ss, sh, end }, end = the furthest element touched + 1; a stride of an
- * axis of one element is set to 0 (it addresses nothing). Returns v.
+ * axis of one element is set to 0 (it addresses nothing). Returns v. `sameAsLast`: strides is the object the
+ * previous resolveView call read (q and k in one fused buffer pass one strides object for both): its values
+ * are taken from that read, so each is read once per call.
  */
-export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, length, v) {
+export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, length, v, sameAsLast = false) {
   let sb = bhsd ? H * S * D : S * H * D;
   let ss = bhsd ? D : H * D;
   let sh = bhsd ? S * D : D;
-  if (strides !== undefined && strides !== null) {
+  if (sameAsLast && strides !== undefined && strides !== null) {
+    if (lastB !== undefined) sb = lastB;
+    if (lastS !== undefined) ss = lastS;
+    if (lastH !== undefined) sh = lastH;
+  } else if (strides !== undefined && strides !== null) {
     if (typeof strides !== 'object' || Array.isArray(strides) || ArrayBuffer.isView(strides)) {
       throw typeError(where, `${names.strides} must be { batch, seq, heads }: element strides (integers >= 0)`, strides);
     }
@@ -112,6 +123,9 @@ export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, len
     if (b !== undefined) sb = isStride(b) ? b : checkInt(where, `${names.strides}.batch`, b, 0, MAX_STRIDE);
     if (s !== undefined) ss = isStride(s) ? s : checkInt(where, `${names.strides}.seq`, s, 0, MAX_STRIDE);
     if (h !== undefined) sh = isStride(h) ? h : checkInt(where, `${names.strides}.heads`, h, 0, MAX_STRIDE);
+    lastB = b;
+    lastS = s;
+    lastH = h;
   }
   const off = offset === undefined || offset === null ? 0 : isStride(offset) ? offset : checkInt(where, names.offset, offset, 0, MAX_STRIDE);
   if (B === 1) sb = 0; // the C core's 0 (dense) then addresses nothing else
