@@ -4,6 +4,7 @@
 // bench/apply.mjs), so a shared machine's load drops out of the ratios:
 //   raw qk        pe_rope_apply_qk on the export, q and k (32 heads each), table made once
 //   raw qk8       the same with k of 8 heads (GQA: what the strided workloads rotate)
+//   raw fused     raw qk8's q and k as two strided views of one fused buffer
 //   rotation      the hand-written SIMD128 rotation (bench/wasm/rotation.c, "limit: rotation"), 32 + 32 heads
 //   api dense     rope.apply(q, { shape, positions, k }), pe.tensors, cached positions (the "api" contender)
 //   api dense8    rope.apply(q, { shape, positions, k, kHeads: 8 })          (bench/strided.mjs's dense)
@@ -59,6 +60,14 @@ if (!jsOnly) {
   const ac8 = rawApplyConfig(raw, { batch: B, seq: S, heads: KV });
   c['raw qk'] = () => ex.pe_rope_apply_qk(rope, q, k, cos, sin, ac, ac);
   c['raw qk8'] = () => ex.pe_rope_apply_qk(rope, q, k8, cos, sin, ac, ac8);
+  // the same q and k8 as two views of one fused buffer (the strides the API resolves at decode: batch and seq
+  // axes of one element are 0)
+  const W = (H + 2 * KV) * D;
+  const qkv = rawFloat32(raw, fillRandom(new Float32Array(B * S * W), 3));
+  const sv = { batch: B > 1 ? S * W : 0, seq: S > 1 ? W : 0, heads: D };
+  const acq = rawApplyConfig(raw, { batch: B, seq: S, heads: H, strides: sv });
+  const ack = rawApplyConfig(raw, { batch: B, seq: S, heads: KV, strides: sv });
+  c['raw fused'] = () => ex.pe_rope_apply_qk(rope, qkv, qkv + H * D * 4, cos, sin, acq, ack);
   const limitFile = path.join(BENCH, 'build/limit.wasm');
   if (fs.existsSync(limitFile)) {
     const L = await instantiateRaw(fs.readFileSync(limitFile));
@@ -137,7 +146,7 @@ for (const name of Object.keys(builds)) {
   const r = (a, b) => (best[`${name}: ${a}`] / (b in best ? best[b] : best[`${name}: ${b}`])).toFixed(2);
   const parts = [`fused / dense8 ${r('api fused', 'api dense8')}`];
   if (!jsOnly) {
-    parts.push(`api dense − raw qk ${(us(`${name}: api dense`) - us('raw qk')).toFixed(3)} µs`, `api fused − raw qk8 ${(us(`${name}: api fused`) - us('raw qk8')).toFixed(3)} µs`);
+    parts.push(`raw fused / raw qk8 ${(best['raw fused'] / best['raw qk8']).toFixed(2)}`, `api dense − raw qk ${(us(`${name}: api dense`) - us('raw qk')).toFixed(3)} µs`, `api fused − raw fused ${(us(`${name}: api fused`) - us('raw fused')).toFixed(3)} µs`);
     if (best.rotation) parts.push(`rotation / api dense ${(best.rotation / best[`${name}: api dense`]).toFixed(2)}`, `rotation / raw qk ${(best.rotation / best['raw qk']).toFixed(2)}`);
   }
   console.log(`${name}: ${parts.join('; ')}`);
