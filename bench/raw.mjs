@@ -84,7 +84,7 @@ export function rawRope(raw, headDim, pairing = 'half') {
  * A pe_rope_apply_config in raw's memory ({ batch, seq, heads, layout, perBatchRows, rotation }; omitted fields
  * 0), laid out as pe_abi_rope_apply_config_layout reports: returns its pointer. Made once, outside timed loops.
  */
-export function rawApplyConfig(raw, { batch, seq, heads, layout = 0, perBatchRows = 0, rotation = 0 }) {
+export function rawApplyConfig(raw, { batch, seq, heads, layout = 0, perBatchRows = 0, rotation = 0, strides = null }) {
   const ex = raw.exports;
   const countPtr = raw.malloc(8);
   const layoutPtr = ex.pe_abi_rope_apply_config_layout(countPtr) >>> 0;
@@ -96,6 +96,8 @@ export function rawApplyConfig(raw, { batch, seq, heads, layout = 0, perBatchRow
   new Uint8Array(raw.memory.buffer, cfg, size).fill(0);
   const dv = new DataView(raw.memory.buffer);
   [batch, seq, heads, layout, perBatchRows, rotation].forEach((v, i) => dv.setInt32(cfg + offs[i], v, true)); // strides, offset: 0 (dense)
+  // strides { batch, seq, heads } in elements (int64 fields 6..8), for the strided contenders
+  if (strides) [strides.batch, strides.seq, strides.heads].forEach((v, i) => dv.setBigInt64(cfg + offs[6 + i], BigInt(v), true));
   return cfg;
 }
 

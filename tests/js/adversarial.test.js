@@ -536,6 +536,7 @@ for (const build of BUILDS) {
     const rope = pe.rope({ headDim: 8 });
     const buf = new ArrayBuffer(64, { maxByteLength: 64 });
     const x = new Float32Array(buf); // length-tracking: 16 floats, then 2
+    // an option's getter runs when the options are read, before x is looked at: x's length check names it
     const options = {
       shape: [1, 2, 1, 8],
       get positions() {
@@ -543,7 +544,17 @@ for (const build of BUILDS) {
         return [1, 2];
       },
     };
-    assertThrowsNaming(() => rope.apply(x, options), RangeError, 'rope.apply', 'changed length');
+    assertThrowsNaming(() => rope.apply(x, options), RangeError, 'rope.apply', 'x.length must equal the product of shape (16), got 2');
+    // a positions element getter runs after x was located (while the positions are staged): the staging
+    // step's re-check names the change
+    buf.resize(64);
+    const positions = new Proxy([1, 2], {
+      get(t, key, receiver) {
+        if (key === '1') buf.resize(8);
+        return Reflect.get(t, key, receiver);
+      },
+    });
+    assertThrowsNaming(() => rope.apply(x, { shape: [1, 2, 1, 8], positions }), RangeError, 'rope.apply', 'changed length');
     rope.free();
     w.check('a shrinking x');
   });

@@ -1,86 +1,95 @@
 // rope-apply-config.js — writes a rope's own two pe_rope_apply_config blocks, q's (or x's) and k's (allocated
-// after its pe_rope by createRope in rope.js). Dense calls (applyConfig) remember what they wrote last, so a decode step with the
-// same arguments writes nothing; strided calls (stridedConfig) fill the stride fields and clearStrides() puts
-// the dense zeros back. Shared by the dense path (rope-apply.js, rope.js) and the strided one (rope-strided.js).
+// after its pe_rope by createRope in rope.js). Each block remembers what it holds (st.applied / st.kApplied:
+// dims, layout, rows per batch, rotation, dtype and the three strides), so a call with the same arguments as
+// the last one on that block — every decode step, dense or strided — writes nothing. Dense calls
+// (applyConfig) write zero strides (the C core's "dense"), strided calls (stridedConfig) the view's. Shared by
+// the dense path (rope-apply.js, rope.js), the strided one (rope-strided.js) and attention-mrope.js.
+//
+// The int64 stride fields are written as their low words: the high words are zero from createRope's fill and
+// stay zero, since every resolved stride fits its array (< 2^30 elements). The offset field stays 0 too: the
+// pointer passed to the kernel is a view's first element.
 
-/** Writes the dense fields of the config block at `ptr`, unless `last` says it holds them already. */
-function writeConfig(st, ptr, last, B, S, H, layout, perBatch, rotation, dtype) {
-  if (last[0] === B && last[1] === S && last[2] === H && last[3] === layout && last[4] === perBatch && last[5] === rotation && last[6] === dtype) {
+/** The int32 word index of each pe_rope_apply_config field (from its byte offset): made once per rope. */
+export function configIndices(offsets) {
+  return Object.freeze({
+    batch: offsets.batch >>> 2,
+    seq: offsets.seq >>> 2,
+    heads: offsets.heads >>> 2,
+    layout: offsets.layout >>> 2,
+    perBatch: offsets.per_batch_rows >>> 2,
+    rotation: offsets.rotation >>> 2,
+    dtype: offsets.dtype >>> 2,
+    sb: offsets.stride_batch >>> 2, // low words (little-endian)
+    ss: offsets.stride_seq >>> 2,
+    sh: offsets.stride_heads >>> 2,
+  });
+}
+
+/** Writes the config block at `ptr`, unless `last` says it holds these values already. Returns ptr. */
+function writeConfig(st, ptr, last, B, S, H, layout, perBatch, rotation, dtype, sb, ss, sh) {
+  if (
+    last[0] === B &&
+    last[1] === S &&
+    last[2] === H &&
+    last[3] === layout &&
+    last[4] === perBatch &&
+    last[5] === rotation &&
+    last[6] === dtype &&
+    last[7] === sb &&
+    last[8] === ss &&
+    last[9] === sh
+  ) {
     return ptr;
   }
-  last[0] = B;
-  last[1] = S;
-  last[2] = H;
-  last[3] = layout;
-  last[4] = perBatch;
-  last[5] = rotation;
-  last[6] = dtype;
   const i32 = st.ctx.heap.i32;
   const p = ptr >>> 2;
-  const o = st.ctx.ropeLayout.apply.offsets;
-  i32[p + (o.batch >>> 2)] = B;
-  i32[p + (o.seq >>> 2)] = S;
-  i32[p + (o.heads >>> 2)] = H;
-  i32[p + (o.layout >>> 2)] = layout;
-  i32[p + (o.per_batch_rows >>> 2)] = perBatch;
-  i32[p + (o.rotation >>> 2)] = rotation;
-  i32[p + (o.dtype >>> 2)] = dtype;
+  const f = st.cfgIdx;
+  i32[p + f.batch] = last[0] = B;
+  i32[p + f.seq] = last[1] = S;
+  i32[p + f.heads] = last[2] = H;
+  i32[p + f.layout] = last[3] = layout;
+  i32[p + f.perBatch] = last[4] = perBatch;
+  i32[p + f.rotation] = last[5] = rotation;
+  i32[p + f.dtype] = last[6] = dtype;
+  i32[p + f.sb] = last[7] = sb;
+  i32[p + f.ss] = last[8] = ss;
+  i32[p + f.sh] = last[9] = sh;
   return ptr;
 }
 
 /**
- * Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call). The
- * block keeps what was written last, so a call with the same arguments (every decode step) writes nothing.
+ * Fills the rope's own pe_rope_apply_config block (allocated with it: no scratch, no growth per call) for a
+ * dense tensor. The block keeps what was written last, so a call with the same arguments writes nothing.
  */
 export function applyConfig(st, B, S, H, layout, perBatch, rotation, dtype = 0) {
-  return writeConfig(st, st.applyPtr, st.applied, B, S, H, layout, perBatch, rotation, dtype);
+  return writeConfig(st, st.applyPtr, st.applied, B, S, H, layout, perBatch, rotation, dtype, 0, 0, 0);
 }
 
 /** The same for the rope's second block, k's config for pe_rope_apply_qk / pe_rope_apply_positions. */
 export function kApplyConfig(st, B, S, H, layout, perBatch, rotation, dtype = 0) {
-  return writeConfig(st, st.kApplyPtr, st.kApplied, B, S, H, layout, perBatch, rotation, dtype);
+  return writeConfig(st, st.kApplyPtr, st.kApplied, B, S, H, layout, perBatch, rotation, dtype, 0, 0, 0);
 }
 
 /**
- * Writes a config block (k's when `forK`) for a strided view (strides resolved by rope-view.js; the pointer
- * passed to the kernel is the view's first element, so the C offset stays 0) and marks the block as not what
- * applyConfig() / kApplyConfig() last wrote. clearStrides() puts the dense zeros back.
+ * A config block (k's when `forK`) for a strided view v (strides resolved by rope-view.js, every one < 2^30).
+ * The next dense call on the block writes the dense zeros back (its strides differ from what the block holds).
  */
 export function stridedConfig(st, B, S, H, layout, perBatch, rotation, v, dtype = 0, forK = false) {
-  const ptr = forK ? st.kApplyPtr : st.applyPtr;
-  const last = forK ? st.kApplied : st.applied;
-  writeConfig(st, ptr, last, B, S, H, layout, perBatch, rotation, dtype);
-  last[0] = -1;
-  const i32 = st.ctx.heap.i32;
-  const p = ptr >>> 2;
-  const o = st.ctx.ropeLayout.apply.offsets;
-  // int64 fields, little-endian; every resolved stride is < 2^30 (it fits its array)
-  i32[p + (o.stride_batch >>> 2)] = v.sb;
-  i32[p + (o.stride_batch >>> 2) + 1] = 0;
-  i32[p + (o.stride_seq >>> 2)] = v.ss;
-  i32[p + (o.stride_seq >>> 2) + 1] = 0;
-  i32[p + (o.stride_heads >>> 2)] = v.sh;
-  i32[p + (o.stride_heads >>> 2) + 1] = 0;
-  i32[p + (o.offset >>> 2)] = 0;
-  i32[p + (o.offset >>> 2) + 1] = 0;
-  return ptr;
+  return forK
+    ? writeConfig(st, st.kApplyPtr, st.kApplied, B, S, H, layout, perBatch, rotation, dtype, v.sb, v.ss, v.sh)
+    : writeConfig(st, st.applyPtr, st.applied, B, S, H, layout, perBatch, rotation, dtype, v.sb, v.ss, v.sh);
 }
 
-/** Puts the dense zeros back in both blocks' stride fields. */
+/**
+ * Puts the dense zeros back in both blocks' stride fields. No longer needed after a strided call (each block
+ * records its strides, and a dense call rewrites them); kept for callers that want the blocks dense now.
+ */
 export function clearStrides(st) {
   const i32 = st.ctx.heap.i32;
-  const o = st.ctx.ropeLayout.apply.offsets;
-  zeroStrides(i32, st.applyPtr >>> 2, o);
-  zeroStrides(i32, st.kApplyPtr >>> 2, o);
-  st.applied[0] = -1;
-  st.kApplied[0] = -1;
-}
-
-function zeroStrides(i32, p, o) {
-  i32[p + (o.stride_batch >>> 2)] = 0;
-  i32[p + (o.stride_batch >>> 2) + 1] = 0;
-  i32[p + (o.stride_seq >>> 2)] = 0;
-  i32[p + (o.stride_seq >>> 2) + 1] = 0;
-  i32[p + (o.stride_heads >>> 2)] = 0;
-  i32[p + (o.stride_heads >>> 2) + 1] = 0;
+  const f = st.cfgIdx;
+  for (const [p, last] of [[st.applyPtr >>> 2, st.applied], [st.kApplyPtr >>> 2, st.kApplied]]) {
+    i32[p + f.sb] = last[7] = 0;
+    i32[p + f.ss] = last[8] = 0;
+    i32[p + f.sh] = last[9] = 0;
+  }
 }

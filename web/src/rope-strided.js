@@ -4,13 +4,13 @@
 // builds the table and runs the kernel with the view's strides (rope-apply-config.js). Kept apart from the
 // dense decode path (rope-apply.js), which never reaches it unless a call gives strides or offsets.
 
-import { SLOT, MAX_TENSOR_LENGTH, float32Length } from './memory.js';
+import { SLOT, MAX_TENSOR_LENGTH, float32Length, tensorRecord } from './memory.js';
 import { returnData, halfLength, locateData, resolveDtype } from './memory-dtype.js';
 import { viewBuffer, viewByteOffset, typedArraySet } from './typed-arrays.js';
 import { resolveView, viewsOverlap } from './rope-view.js';
 import { positionsLength, tableHit, buildTable, rerotateTable, positionError, stageTableKey, reserveTable } from './rope-table.js';
 import { mropeRows, buildMropeTable, mropeRow, mropePairAxis } from './mrope.js';
-import { stridedConfig, clearStrides } from './rope-apply-config.js';
+import { stridedConfig } from './rope-apply-config.js';
 
 const APPLY = 'rope.apply';
 const X_NAMES = Object.freeze({ strides: 'options.strides', offset: 'options.offset', x: 'x' });
@@ -26,14 +26,13 @@ const K_NAMES = Object.freeze({ strides: 'options.kStrides', offset: 'options.kO
 export const FUSED_MAX_SEQ = 4;
 
 /**
- * options.positions: length seq (shared by the batch) or batch * seq (M-RoPE: three such streams); values are
+ * options.positions (`p`, read by the caller): length seq (shared by the batch) or batch * seq (M-RoPE: three such streams); values are
  * checked when a table is built. Builds (or reuses) the rope's table for them; returns the row count. The one
  * table step of rope.apply, dense and strided alike. For new positions of a short sequence (FUSED_MAX_SEQ) it
  * builds nothing: st.fusedPos is then the pointer of the staged positions (else 0), and pe_rope_apply_positions
  * (rotateQK) computes the rows inside the apply, keeping them in the table for the next call.
  */
-export function applyTable(st, o, B, S, seqLen, extra) {
-  const p = o.positions;
+export function applyTable(st, p, B, S, seqLen, extra) {
   let rows = S;
   let positions = null;
   if (p !== undefined && p !== null && st.mrope !== null) {
@@ -124,24 +123,44 @@ function stridedLength(heap, a, name, dtype, where = APPLY) {
   return dtype === 0 ? float32Length(heap, a, where, name) : halfLength(heap, a, dtype, where, name);
 }
 
-/** rope.apply with strides / offsets (see rope-view.js for the view and the checks). */
-export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, bhsd, seqLen, inverse, rotation) {
+/**
+ * rope.apply with strides / offsets (see rope-view.js for the view and the checks); p and dt: options.positions
+ * and options.dtype, as read by applyRope.
+ */
+export function applyStrided(st, x, p, dt, xs, xo, k, ks, ko, B, S, H, kH, layout, bhsd, seqLen, inverse, rotation) {
   const heap = st.ctx.heap;
   const D = st.headDim;
-  const dtype = resolveDtype(APPLY, o.dtype, x);
+  // locate before anything is allocated (an allocation may detach a view of wasm memory); a pe.tensor (the
+  // usual case) by one record lookup: its dtype, length and pointer
+  const xr = tensorRecord(heap, x, APPLY, 'x');
+  let dtype;
+  let xLen;
+  let xLoc;
+  if (xr !== null && (dt === undefined || dt === null)) {
+    dtype = xr.dtype;
+    xLen = xr.length;
+    xLoc = xr.ptr;
+  } else {
+    dtype = resolveDtype(APPLY, dt, x);
+    xLen = stridedLength(heap, x, 'x', dtype);
+    xLoc = locateData(heap, x, xLen, dtype, APPLY, 'x');
+  }
   const esz = dtype === 0 ? 4 : 2;
-  // locate before anything is allocated (an allocation may detach a view of wasm memory)
-  // (length and location as two calls: a [length, loc] pair per argument was an allocation per call)
-  const xLen = stridedLength(heap, x, 'x', dtype);
-  const xLoc = locateData(heap, x, xLen, dtype, APPLY, 'x');
   const xv = resolveView(APPLY, X_NAMES, xs, xo, B, S, H, D, bhsd, xLen, st.xView);
   let kLoc = -1;
   let kv = null;
   let shared = false; // x and k are staged arrays whose touched spans share a buffer and intersect
   if (k !== null) {
-    const kLen = stridedLength(heap, k, 'options.k', dtype);
-    kLoc = locateData(heap, k, kLen, dtype, APPLY, 'options.k');
-    kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView);
+    const kr = k === x ? xr : tensorRecord(heap, k, APPLY, 'options.k');
+    let kLen;
+    if (kr !== null && kr.dtype === dtype) {
+      kLen = kr.length;
+      kLoc = kr.ptr;
+    } else {
+      kLen = stridedLength(heap, k, 'options.k', dtype);
+      kLoc = locateData(heap, k, kLen, dtype, APPLY, 'options.k');
+    }
+    kv = resolveView(APPLY, K_NAMES, ks, ko, B, S, kH, D, bhsd, kLen, st.kView, ks === xs);
     // x and k in the same memory (wasm memory, or one buffer of staged arrays): element addresses there
     const inWasm = xLoc !== -1;
     if (inWasm === (kLoc !== -1) && (inWasm || viewBuffer(x) === viewBuffer(k))) {
@@ -153,7 +172,7 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
     }
   }
   const extra = inverse ? st.inverseScale : 1;
-  const rows = applyTable(st, o, B, S, seqLen, extra);
+  const rows = applyTable(st, p, B, S, seqLen, extra);
   const perBatch = rows !== S ? 1 : 0;
 
   // the pointers the kernel works on: a view's first element, in place or in a copy of the touched span
@@ -184,17 +203,14 @@ export function applyStrided(st, x, o, xs, xo, k, ks, ko, B, S, H, kH, layout, b
   // buffer: the kernel then walks them in the order it walks two dense tensors (past its streaming size, q's
   // head j with k's head j). Merged into one view of heads + kHeads heads, a fused [1, 2048, (32 + 2*8)*128]
   // prefill ran 1.58x the dense call; as two views 0.92x.
-  try {
-    const qCfg = stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype);
-    const kCfg = kv !== null ? stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype, true) : 0;
-    rotateQK(st, xPtr, kv !== null ? kPtr : 0, qCfg, kCfg, rows, seqLen, extra);
-  } finally {
-    st.fusedPos = 0;
-    clearStrides(st);
-  }
+  // (the config blocks remember these strides: the next call with the same view writes nothing, a dense one
+  // writes its zeros back)
+  const qCfg = stridedConfig(st, B, S, H, layout, perBatch, rotation, xv, dtype);
+  const kCfg = kv !== null ? stridedConfig(st, B, S, kH, layout, perBatch, rotation, kv, dtype, true) : 0;
+  rotateQK(st, xPtr, kv !== null ? kPtr : 0, qCfg, kCfg, rows, seqLen, extra);
   if (xSpan !== null) unstageSpan(heap, xSpan, xSpanPtr);
   if (kSpan !== null) unstageSpan(heap, kSpan, kPtr);
-  return xLoc === -1 ? x : returnData(heap, x, xLoc, xLoc, xLen, dtype);
+  return xLoc === -1 || xr !== null ? x : returnData(heap, x, xLoc, xLoc, xLen, dtype);
 }
 
 function copySpanIn(heap, span, ptr) {
@@ -255,12 +271,8 @@ export function rerotateStrided(st, where, x, delta, xs, xo, dims, bhsd, sl, dty
     const view = swap ? { sb: v.ss, ss: v.sb, sh: v.sh } : v;
     const { cosPtr, sinPtr } = deltas !== null ? mropeShiftTable(st, where, deltas, cs, sl) : rerotateTable(st, where, delta, cs, sl);
     const rotation = deltas === null && delta < 0 ? st.rotateInverse : st.rotateForward;
-    try {
-      const status = st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view, dtype));
-      if (status !== 0) throw st.ctx.statusError(where, status);
-    } finally {
-      clearStrides(st);
-    }
+    const status = st.ctx.exports.pe_rope_apply(st.ptr, xPtr, cosPtr, sinPtr, stridedConfig(st, cb, cs, H, st.layoutBshd, 0, rotation, view, dtype));
+    if (status !== 0) throw st.ctx.statusError(where, status);
   }
   if (span !== null) {
     unstageSpan(heap, span, xPtr);

@@ -66,16 +66,26 @@ export function readShape(where, shape, headDim, bhsd) {
 }
 
 const MAX_STRIDE = Number.MAX_SAFE_INTEGER;
-const isStride = (v) => typeof v === 'number' && v >= 0 && v <= MAX_STRIDE && Math.floor(v) === v;
+// (v >>> 0) === v: an integer in [0, 2^32) in one comparison (every stride a runtime passes); larger integers
+// up to 2^53 by the long test
+const isStride = (v) => typeof v === 'number' && ((v >>> 0) === v || (v >= 0 && v <= MAX_STRIDE && Math.floor(v) === v));
+
+// The stride values the last resolveView call read (checked numbers, or undefined for an axis not given)
+let lastB;
+let lastS;
+let lastH;
 
 // The nesting check's scratch (no allocation per call; nothing the caller controls runs while it is in use)
 const nestStride = new Float64Array(3);
 const nestCount = new Float64Array(3);
 const nestAxis = new Int32Array(3);
 
-/** A view { off, sb, ss, sh, end }, for resolveView to fill (one per rope and argument, reused). */
+/**
+ * A view { off, sb, ss, sh, end }, for resolveView to fill (one per rope and argument, reused); B, S, H, D: the
+ * counts its strides were last proven not to overlap for (0: none yet).
+ */
 export function newView() {
-  return { off: 0, sb: 0, ss: 0, sh: 0, end: 0 };
+  return { off: 0, sb: 0, ss: 0, sh: 0, end: 0, B: 0, S: 0, H: 0, D: 0 };
 }
 
 /**
@@ -83,23 +93,39 @@ export function newView() {
  * the rest dense for the layout) and offset, for (B, S, H) head vectors of D floats in an array of `length`
  * floats. `names` spells the options in messages ({ strides: 'options.strides', offset: 'options.offset',
  * x: 'x' }). Fills v with { off, sb, ss, sh, end }, end = the furthest element touched + 1; a stride of an
- * axis of one element is set to 0 (it addresses nothing). Returns v.
+ * axis of one element is set to 0 (it addresses nothing). Returns v. `sameAsLast`: strides is the object the
+ * previous resolveView call read (q and k in one fused buffer pass one strides object for both): its values
+ * are taken from that read, so each is read once per call.
  */
-export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, length, v) {
+export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, length, v, sameAsLast = false) {
   let sb = bhsd ? H * S * D : S * H * D;
   let ss = bhsd ? D : H * D;
   let sh = bhsd ? S * D : D;
-  if (strides !== undefined && strides !== null) {
+  if (sameAsLast && strides !== undefined && strides !== null) {
+    if (lastB !== undefined) sb = lastB;
+    if (lastS !== undefined) ss = lastS;
+    if (lastH !== undefined) sh = lastH;
+  } else if (strides !== undefined && strides !== null) {
     if (typeof strides !== 'object' || Array.isArray(strides) || ArrayBuffer.isView(strides)) {
       throw typeError(where, `${names.strides} must be { batch, seq, heads }: element strides (integers >= 0)`, strides);
     }
-    for (const key in strides) if (key !== 'batch' && key !== 'seq' && key !== 'heads') checkKnownKeys(where, names.strides, strides, STRIDE_KEYS);
-    const b = strides.batch;
-    const s = strides.seq;
-    const h = strides.heads;
+    // one pass: each key checked and read once, through the enum cache whatever the object's shape (named
+    // loads of strides objects of several shapes go megamorphic)
+    let b;
+    let s;
+    let h;
+    for (const key in strides) {
+      if (key === 'batch') b = strides[key];
+      else if (key === 'seq') s = strides[key];
+      else if (key === 'heads') h = strides[key];
+      else checkKnownKeys(where, names.strides, strides, STRIDE_KEYS); // throws
+    }
     if (b !== undefined) sb = isStride(b) ? b : checkInt(where, `${names.strides}.batch`, b, 0, MAX_STRIDE);
     if (s !== undefined) ss = isStride(s) ? s : checkInt(where, `${names.strides}.seq`, s, 0, MAX_STRIDE);
     if (h !== undefined) sh = isStride(h) ? h : checkInt(where, `${names.strides}.heads`, h, 0, MAX_STRIDE);
+    lastB = b;
+    lastS = s;
+    lastH = h;
   }
   const off = offset === undefined || offset === null ? 0 : isStride(offset) ? offset : checkInt(where, names.offset, offset, 0, MAX_STRIDE);
   if (B === 1) sb = 0; // the C core's 0 (dense) then addresses nothing else
@@ -115,8 +141,16 @@ export function resolveView(where, names, strides, offset, B, S, H, D, bhsd, len
   }
   // no two head vectors overlap: the axes with more than one element, sorted by stride, nest (the smallest
   // stride >= headDim, each next one >= the previous stride * its count), as the C core requires too
-  const bad = nestFailure(B, S, H, sb, ss, sh, D);
-  if (bad !== -1) throw overlapError(where, names, bad, bad === 0 ? D : nestStride[bad - 1] * nestCount[bad - 1], D);
+  // (a function of the counts and strides only: the view that passed last time with the same ones, every
+  // decode step of a runtime, passes again without the sort)
+  if (v.B !== B || v.S !== S || v.H !== H || v.D !== D || v.sb !== sb || v.ss !== ss || v.sh !== sh) {
+    const bad = nestFailure(B, S, H, sb, ss, sh, D);
+    if (bad !== -1) throw overlapError(where, names, bad, bad === 0 ? D : nestStride[bad - 1] * nestCount[bad - 1], D);
+    v.B = B;
+    v.S = S;
+    v.H = H;
+    v.D = D;
+  }
   v.off = off;
   v.sb = sb;
   v.ss = ss;

@@ -21,7 +21,7 @@ import { limit } from './abi.js';
 import { ROPE_NAMES, resolveRopeOptions, writeRopeConfig, readResolvedConfig, ropeInitError } from './rope-options.js';
 import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, rerotateTable } from './rope-table.js';
 import { writeMropeConfig, mropePairAxis, mropeCosSin, mropeDeltas } from './mrope.js';
-import { applyConfig } from './rope-apply-config.js';
+import { applyConfig, configIndices } from './rope-apply-config.js';
 import { applyRope } from './rope-apply.js';
 import { rerotateStrided, mropeShiftTable } from './rope-strided.js';
 
@@ -329,8 +329,9 @@ export function createRope(ctx, request, names = ROPE_NAMES) {
     kApplyPtr: ptr + layout.ropeSize + layout.apply.size,
     mrope: request.mrope ?? null, // mrope.js: { section, interleaved }
     mropePtr: ptr + layout.ropeSize + 2 * layout.apply.size,
-    applied: new Int32Array(7).fill(-1), // what the apply config blocks hold (-1: nothing yet)
-    kApplied: new Int32Array(7).fill(-1),
+    cfgIdx: configIndices(layout.apply.offsets), // rope-apply-config.js: the blocks' field word indices
+    applied: new Int32Array(10).fill(-1), // what the apply config blocks hold (-1: nothing yet)
+    kApplied: new Int32Array(10).fill(-1),
     fusedPos: 0, // rope-strided.js applyTable: staged positions for the fused kernel, or 0 (the table)
     xView: newView(), // strided calls: x's and k's resolved views (rope-view.js), reused
     kView: newView(),

@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// api-cost.mjs — what the JS API adds to a rope.apply call at decode (issues 11 and 14), for the API's owners;
+// not part of `npm run bench`. Per call, minimum over many short batches, contenders interleaved (as
+// bench/apply.mjs), so a shared machine's load drops out of the ratios:
+//   raw qk        pe_rope_apply_qk on the export, q and k (32 heads each), table made once
+//   raw qk8       the same with k of 8 heads (GQA: what the strided workloads rotate)
+//   raw fused     raw qk8's q and k as two strided views of one fused buffer
+//   rotation      the hand-written SIMD128 rotation (bench/wasm/rotation.c, "limit: rotation"), 32 + 32 heads
+//   api dense     rope.apply(q, { shape, positions, k }), pe.tensors, cached positions (the "api" contender)
+//   api dense8    rope.apply(q, { shape, positions, k, kHeads: 8 })          (bench/strided.mjs's dense)
+//   api fused     the same q and k as views of one fused [1, 1, (32 + 2*8)*128] pe.tensor (strided.mjs's)
+// --js-only replaces the rotation kernels by a JS function returning 0, so only the wrapper's own time is left
+// (the JS -> wasm call and the C prologue then drop out too). --vs DIR times another copy of web/src (e.g. an
+// export of main: git archive main web/src | tar -x -C /tmp/main, plus web/src/wasm-inline.js) beside this
+// one. --pollute first calls rope.apply with options of ten shapes, as a program (or `npm run bench`, whose
+// workloads all share one rope.apply) does: property reads that see many shapes become megamorphic.
+//
+//   node bench/api-cost.mjs [--vs DIR] [--js-only] [--pollute] [--ms 4000]    (after bash build.sh wasm and
+//                                                                                bash bench/build.sh)
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { simdWasmBase64 } from '../web/src/wasm-inline.js';
+import { instantiateRaw, decodeBase64, rawRope, rawFloat32, rawInt32, rawApplyConfig } from './raw.mjs';
+import { fillRandom } from '../web/widgets/lib/measure.js';
+
+const BENCH = path.dirname(fileURLToPath(import.meta.url));
+const argv = process.argv.slice(2);
+const opt = (name, dflt) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : dflt);
+const MS = Number(opt('ms', 4000));
+const vs = opt('vs', null);
+const jsOnly = argv.includes('--js-only');
+const pollute = argv.includes('--pollute');
+const [B, S, H, KV, D] = [1, 1, 32, 8, 128];
+
+const bytes = decodeBase64(simdWasmBase64);
+const module = await WebAssembly.compile(bytes);
+/** The API of the web/src at `dir` over a fresh instance (kernels stubbed with --js-only). */
+async function api(dir) {
+  const L = await import(pathToFileURL(path.join(dir, 'loader.js')).href);
+  const ex = (await L.instantiateModule(module)).exports;
+  return L.createApi(jsOnly ? { ...ex, pe_rope_apply_qk: () => 0, pe_rope_apply: () => 0, pe_rope_apply_positions: () => 0 } : ex, true);
+}
+const builds = { this: await api(path.join(BENCH, '../web/src')) };
+if (vs) builds.vs = await api(path.resolve(vs));
+
+const c = {};
+const positions = Int32Array.from({ length: S }, (_, s) => 4095 + s);
+if (!jsOnly) {
+  const raw = await instantiateRaw(bytes);
+  const ex = raw.exports;
+  const rope = rawRope(raw, D);
+  const q = rawFloat32(raw, fillRandom(new Float32Array(B * S * H * D), 1));
+  const k = rawFloat32(raw, fillRandom(new Float32Array(B * S * H * D), 2));
+  const k8 = rawFloat32(raw, fillRandom(new Float32Array(B * S * KV * D), 2));
+  const cos = raw.malloc(S * (D / 2) * 4);
+  const sin = raw.malloc(S * (D / 2) * 4);
+  ex.pe_rope_cos_sin(cos, sin, rope, rawInt32(raw, positions), S, -1n, 1.0);
+  const ac = rawApplyConfig(raw, { batch: B, seq: S, heads: H });
+  const ac8 = rawApplyConfig(raw, { batch: B, seq: S, heads: KV });
+  c['raw qk'] = () => ex.pe_rope_apply_qk(rope, q, k, cos, sin, ac, ac);
+  c['raw qk8'] = () => ex.pe_rope_apply_qk(rope, q, k8, cos, sin, ac, ac8);
+  // the same q and k8 as two views of one fused buffer (the strides the API resolves at decode: batch and seq
+  // axes of one element are 0)
+  const W = (H + 2 * KV) * D;
+  const qkv = rawFloat32(raw, fillRandom(new Float32Array(B * S * W), 3));
+  const sv = { batch: B > 1 ? S * W : 0, seq: S > 1 ? W : 0, heads: D };
+  const acq = rawApplyConfig(raw, { batch: B, seq: S, heads: H, strides: sv });
+  const ack = rawApplyConfig(raw, { batch: B, seq: S, heads: KV, strides: sv });
+  c['raw fused'] = () => ex.pe_rope_apply_qk(rope, qkv, qkv + H * D * 4, cos, sin, acq, ack);
+  const limitFile = path.join(BENCH, 'build/limit.wasm');
+  if (fs.existsSync(limitFile)) {
+    const L = await instantiateRaw(fs.readFileSync(limitFile));
+    const lq = rawFloat32(L, fillRandom(new Float32Array(B * S * H * D), 1));
+    const lk = rawFloat32(L, fillRandom(new Float32Array(B * S * H * D), 2));
+    const t = builds.this.rope({ headDim: D }).cosSin(positions);
+    const lc = rawFloat32(L, t.cos);
+    const ls = rawFloat32(L, t.sin);
+    c.rotation = () => L.exports.rot_half_bshd(lq, lk, lc, ls, B, S, H);
+  }
+}
+for (const [name, pe] of Object.entries(builds)) {
+  const rope = pe.rope({ headDim: D });
+  const q = pe.tensor(fillRandom(new Float32Array(B * S * H * D), 1));
+  const k = pe.tensor(fillRandom(new Float32Array(B * S * H * D), 2));
+  const k8 = pe.tensor(fillRandom(new Float32Array(B * S * KV * D), 2));
+  const W = (H + 2 * KV) * D;
+  const qkv = pe.tensor(fillRandom(new Float32Array(B * S * W), 3));
+  const shape = [B, S, H, D];
+  const strides = { batch: S * W, seq: W, heads: D };
+  c[`${name}: api dense`] = () => rope.apply(q, { shape, positions, k });
+  c[`${name}: api dense8`] = () => rope.apply(q, { shape, positions, k: k8, kHeads: KV });
+  c[`${name}: api fused`] = () => rope.apply(qkv, { shape, positions, strides, k: qkv, kHeads: KV, kStrides: strides, kOffset: H * D });
+  if (pollute) {
+    const x = pe.tensor(B * S * H * D);
+    const other = [
+      { shape: [B, H, S, D], layout: 'bhsd', positions },
+      { shape, positions, inverse: false },
+      { shape, positions, seqLen: 5000 },
+      { shape: { batch: B, seq: S, heads: H }, positions },
+      { positions, shape, dtype: 'float32' },
+      { shape, positions, layout: 'bshd' },
+      { layout: 'bshd', shape, positions },
+      { shape, positions, strides: { seq: H * D }, offset: 0 },
+      { shape },
+      { shape, k: k8, kHeads: KV, positions },
+    ];
+    for (let i = 0; i < 2000; i++) for (const o of other) rope.apply(x, { ...o, k: o.k === undefined ? undefined : k8 });
+  }
+}
+
+// warm every contender (so a batch's calibration is not its first, compiling, calls), calibrate, interleave
+const entries = Object.entries(c);
+for (const [, f] of entries) for (let i = 0; i < 3000; i++) f();
+// batches of >= 2 ms (the larger of two calibrations: a pause during one cannot leave a contender timed one
+// call at a time)
+const iters = {};
+for (const [id, f] of entries) {
+  iters[id] = 0;
+  for (let pass = 0; pass < 2; pass++) {
+    let it = 16;
+    for (;;) {
+      const t0 = performance.now();
+      for (let i = 0; i < it; i++) f();
+      if (performance.now() - t0 > 2) break;
+      it *= 2;
+    }
+    iters[id] = Math.max(iters[id], it);
+  }
+}
+const best = Object.fromEntries(entries.map(([id]) => [id, Infinity]));
+const t0 = performance.now();
+while (performance.now() - t0 < MS) {
+  for (const [id, f] of entries) {
+    const a = performance.now();
+    for (let i = 0; i < iters[id]; i++) f();
+    best[id] = Math.min(best[id], (performance.now() - a) / iters[id]);
+  }
+}
+const us = (id) => best[id] * 1e3;
+console.log(`decode [${B}, ${S}, ${H}, ${D}], k ${H} or ${KV} heads${jsOnly ? ', kernels stubbed (JS only)' : ''}${pollute ? ', options of ten shapes seen first' : ''}`);
+console.log('| contender | µs per call |');
+console.log('|---|---|');
+for (const [id] of entries) console.log(`| ${id} | ${us(id).toFixed(3)} |`);
+for (const name of Object.keys(builds)) {
+  const r = (a, b) => (best[`${name}: ${a}`] / (b in best ? best[b] : best[`${name}: ${b}`])).toFixed(2);
+  const parts = [`fused / dense8 ${r('api fused', 'api dense8')}`];
+  if (!jsOnly) {
+    parts.push(`raw fused / raw qk8 ${(best['raw fused'] / best['raw qk8']).toFixed(2)}`, `api dense − raw qk ${(us(`${name}: api dense`) - us('raw qk')).toFixed(3)} µs`, `api fused − raw fused ${(us(`${name}: api fused`) - us('raw fused')).toFixed(3)} µs`);
+    if (best.rotation) parts.push(`rotation / api dense ${(best.rotation / best[`${name}: api dense`]).toFixed(2)}`, `rotation / raw qk ${(best.rotation / best['raw qk']).toFixed(2)}`);
+  }
+  console.log(`${name}: ${parts.join('; ')}`);
+}
