@@ -116,7 +116,12 @@ PE_INLINE void pe__sincos4(float *out_sin, float *out_cos, const float *in_r, co
 #define PE__ROW_BLOCK 64 /* frequencies per pair of passes: 512 bytes of r and q on the stack */
 #endif
 
-/* cos[i], sin[i] of pos[i] * inv_freq[i] (pos_step 1) or of pos[0] * inv_freq[i] (pos_step 0), times scale. */
+/* cos[i], sin[i] of pos[i] * inv_freq[i] (pos_step 1) or of pos[0] * inv_freq[i] (pos_step 0), times scale.
+ * Exact up to position 2^31 - 1: the angle is the double product pos * inv_freq, as the float64 reference forms
+ * it (a float32 angle would be up to 128 rad off there), and stays below PE_MAX_ANGLE = 2^32 since every inverse
+ * frequency is at most 2; so k < 2^32 * 2/pi < 2^51, k * P1 and k * P2 are exact (21-bit constants), the magic
+ * sum holds k exactly and r is right to ~1 ulp of double before its one rounding to float32 (pe_math.h).
+ * test_rows in tests/c/test_simd_twins_apply.c checks INT32_MAX and random positions against libm. */
 PE_INLINE void pe__cos_sin_row(float *cos, float *sin, const double *pos, int pos_step, const double *inv_freq,
                                int32_t n, float scale, const int scaled) {
     int32_t i = 0;
