@@ -54,6 +54,34 @@ PE_INLINE pe_v128 pe__reduce_pio2_2(pe_v128 x, pe_v128 *k) {
 }
 #endif
 
+/* The same r, and the quadrant q = k mod 4 (in q's low two bits) without a second rounding or a float -> int
+ * conversion: t = y + M (y = x * 2/pi) lies in [2^52, 2^53) where the ulp is 1, so t is 2^52 + 2^51 + k
+ * exactly and its low 32 bits are k mod 2^32 (2^51 is 0 mod 2^32; negative k wraps the same way). k = t - M
+ * is the double pe__reduce_pio2 computes (the same two roundings), so r is its r bit for bit. */
+static inline double pe__reduce_pio2_q(double x, uint32_t *q) {
+    const double t = x * PE__TWO_OVER_PI + PE__ROUND_MAGIC;
+    const double kk = t - PE__ROUND_MAGIC;
+    uint64_t bits;
+    memcpy(&bits, &t, 8);
+    *q = (uint32_t)bits;
+    return ((x - kk * PE__PIO2_1) - kk * PE__PIO2_2) - kk * PE__PIO2_3;
+}
+
+#if PE_SIMD
+/* Two lanes of pe__reduce_pio2_q: returns r, and *t the rounding sums (pe_f64x2_low_words of two such gives
+ * the four quadrants as i32x4). The same operations lane by lane as the scalar form; the magic sum rounds y
+ * half to even as f64x2.nearest does, so r also equals pe__reduce_pio2_2's. */
+PE_INLINE pe_v128 pe__reduce_pio2_2q(pe_v128 x, pe_v128 *t) {
+    const pe_v128 magic = pe_f64x2_splat(PE__ROUND_MAGIC);
+    const pe_v128 tt = pe_f64x2_add(pe_f64x2_mul(x, pe_f64x2_splat(PE__TWO_OVER_PI)), magic);
+    const pe_v128 kk = pe_f64x2_sub(tt, magic);
+    *t = tt;
+    return pe_f64x2_sub(pe_f64x2_sub(pe_f64x2_sub(x, pe_f64x2_mul(kk, pe_f64x2_splat(PE__PIO2_1))),
+                                     pe_f64x2_mul(kk, pe_f64x2_splat(PE__PIO2_2))),
+                        pe_f64x2_mul(kk, pe_f64x2_splat(PE__PIO2_3)));
+}
+#endif
+
 /* ---------------------------------------------------------------------------------------------- */
 /* e^x in float32, any input                                                                      */
 /* ---------------------------------------------------------------------------------------------- */

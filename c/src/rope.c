@@ -11,6 +11,7 @@
 #include "pe_math.h"
 #include "rope_internal.h"
 #include "simd.h"
+#include "simd_bits.h"
 #include "f16.h"
 
 #include <math.h>
@@ -20,7 +21,7 @@
 /* sin and cos of pos * theta, exact for any int32 position                                       */
 /* ---------------------------------------------------------------------------------------------- */
 /* Why not float32 like the reference: pos * theta in float32 is off by ~pos * theta * 2^-24, 1e-2 rad at
- * position 131071. We form the angle in double and reduce it there (pe__reduce_pio2, pe_math.h: exact for
+ * position 131071. We form the angle in double and reduce it there (pe__reduce_pio2_q, pe_math.h: exact for
  * every angle below PE_MAX_ANGLE, which pe_rope_init guarantees for every int32 position by bounding each
  * inverse frequency by PE_ROPE_MAX_INV_FREQ). Only r (|r| <= pi/4) is rounded to float32, and short
  * minimax polynomials (Cephes sinf/cosf) give sin r and cos r to ~1 ulp of float32; k mod 4 picks the
@@ -42,43 +43,49 @@ static inline float pe__cos_poly(float r) {
     return ((PE__C3 * z + PE__C2) * z + PE__C1) * z * z - 0.5f * z + 1.0f;
 }
 
-/* Quadrant q = k mod 4:  sin x = { s, c, -s, -c }[q],  cos x = { c, -s, -c, s }[q].
- * Branch-free: odd q swaps s and c; bit 1 of q flips the sign of sin, bit 1 of q + 1 flips cos. */
-static inline void pe__sincos_scalar(float *out_sin, float *out_cos, double x, float scale) {
-    double k;
-    const double r = pe__reduce_pio2(x, &k);
-    double k4 = ((k * 0.25 + PE__ROUND_MAGIC) - PE__ROUND_MAGIC) * 4.0; /* exact: k - k4 in [-2, 2] */
-    uint32_t q = (uint32_t)(int32_t)(k - k4);
-    float rf = (float)r;
-    float s = pe__sin_poly(rf), c = pe__cos_poly(rf);
-    uint32_t swap = 0u - (q & 1u);
+/* Quadrant q = k mod 4 (its low two bits; pe__reduce_pio2_q):
+ *   sin x = { s, c, -s, -c }[q],  cos x = { c, -s, -c, s }[q].
+ * Branch-free, in the bits: odd q swaps s and c (d = (s ^ c) & swap, then s ^ d and c ^ d); bit 1 of q flips
+ * the sign of sin, bit 1 of q + 1 (= bit 1 of q xor bit 0 of q) flips cos. scaled: scale is not 1 (times 1
+ * changes no finite value, so skipping it leaves every bit). */
+PE_INLINE void pe__sincos_scalar(float *out_sin, float *out_cos, double x, float scale, const int scaled) {
+    uint32_t q;
+    const double r = pe__reduce_pio2_q(x, &q);
+    const float rf = (float)r;
+    const float s = pe__sin_poly(rf), c = pe__cos_poly(rf);
     uint32_t su, cu;
     memcpy(&su, &s, 4);
     memcpy(&cu, &c, 4);
-    uint32_t sin_u = ((cu & swap) | (su & ~swap)) ^ ((q & 2u) << 30);
-    uint32_t cos_u = ((su & swap) | (cu & ~swap)) ^ (((q + 1u) & 2u) << 30);
+    const uint32_t odd = q << 31, sin_sign = (q << 30) & 0x80000000u, cos_sign = sin_sign ^ odd;
+    const uint32_t d = (su ^ cu) & (0u - (odd >> 31));
+    const uint32_t sin_u = su ^ d ^ sin_sign, cos_u = cu ^ d ^ cos_sign;
     float sv, cv;
     memcpy(&sv, &sin_u, 4);
     memcpy(&cv, &cos_u, 4);
-    *out_sin = sv * scale;
-    *out_cos = cv * scale;
+    *out_sin = scaled ? sv * scale : sv;
+    *out_cos = scaled ? cv * scale : cv;
 }
 
 #if PE_SIMD
-/* Four angles at once: the same operations as pe__sincos_scalar, lane by lane. */
-static inline void pe__sincos4(float *out_sin, float *out_cos, pe_v128 x01, pe_v128 x23, pe_v128 scale) {
-    const pe_v128 quarter = pe_f64x2_splat(0.25), four = pe_f64x2_splat(4.0);
+/* Four angles at once, in two halves that run as two passes over a block of the row (pe__cos_sin_row): the
+ * same operations as pe__sincos_scalar, lane by lane. Apart, each loop's constants fit in the 16 vector
+ * registers V8 has on x64 (6 for the reduction, 10 for the polynomials and quadrants); together they spilled
+ * and reloaded a dozen of them from the stack every step. */
+PE_INLINE void pe__reduce4(float *out_r, int32_t *out_q, pe_v128 x01, pe_v128 x23) {
+    pe_v128 t01, t23;
+    const pe_v128 r01 = pe__reduce_pio2_2q(x01, &t01);
+    const pe_v128 r23 = pe__reduce_pio2_2q(x23, &t23);
+    pe_f32x4_store(out_r, pe_f64x2_demote_pair(r01, r23));
+    pe_i32x4_store(out_q, pe_f64x2_low_words(t01, t23));
+}
 
-    pe_v128 k01, k23;
-    const pe_v128 r01 = pe__reduce_pio2_2(x01, &k01);
-    const pe_v128 r23 = pe__reduce_pio2_2(x23, &k23);
-    pe_v128 q01 = pe_f64x2_sub(k01, pe_f64x2_mul(pe_f64x2_nearest(pe_f64x2_mul(k01, quarter)), four));
-    pe_v128 q23 = pe_f64x2_sub(k23, pe_f64x2_mul(pe_f64x2_nearest(pe_f64x2_mul(k23, quarter)), four));
-    pe_v128 q = pe_f64x2_to_i32_pair(q01, q23);
-    pe_v128 r = pe_f64x2_demote_pair(r01, r23);
-
-    pe_v128 z = pe_f32x4_mul(r, r);
-    pe_v128 s = pe_f32x4_add(
+/* The swap mask is odd's sign spread over the lane (an arithmetic shift: as a compare, LLVM makes the AND a
+ * select, 3 x64 instructions in V8 instead of 1). */
+PE_INLINE void pe__sincos4(float *out_sin, float *out_cos, const float *in_r, const int32_t *in_q, pe_v128 scale,
+                           const int scaled) {
+    const pe_v128 r = pe_f32x4_load(in_r), q = pe_i32x4_load(in_q);
+    const pe_v128 z = pe_f32x4_mul(r, r);
+    const pe_v128 s = pe_f32x4_add(
         pe_f32x4_mul(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_splat(PE__S3), z),
                                                                          pe_f32x4_splat(PE__S2)),
                                                             z),
@@ -86,7 +93,7 @@ static inline void pe__sincos4(float *out_sin, float *out_cos, pe_v128 x01, pe_v
                                   z),
                      r),
         r);
-    pe_v128 c = pe_f32x4_add(
+    const pe_v128 c = pe_f32x4_add(
         pe_f32x4_sub(
             pe_f32x4_mul(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_add(pe_f32x4_mul(pe_f32x4_splat(PE__C3), z),
                                                                              pe_f32x4_splat(PE__C2)),
@@ -97,46 +104,70 @@ static inline void pe__sincos4(float *out_sin, float *out_cos, pe_v128 x01, pe_v
             pe_f32x4_mul(pe_f32x4_splat(0.5f), z)),
         pe_f32x4_splat(1.0f));
 
-    const pe_v128 one = pe_i32x4_splat(1), two = pe_i32x4_splat(2);
-    pe_v128 swap = pe_i32x4_eq(pe_v128_and(q, one), one);
-    pe_v128 sin_sign = pe_i32x4_shl(pe_v128_and(q, two), 30);
-    pe_v128 cos_sign = pe_i32x4_shl(pe_v128_and(pe_i32x4_add(q, one), two), 30);
-    pe_v128 sin_v = pe_v128_xor(pe_v128_select(c, s, swap), sin_sign);
-    pe_v128 cos_v = pe_v128_xor(pe_v128_select(s, c, swap), cos_sign);
-    pe_f32x4_store(out_sin, pe_f32x4_mul(sin_v, scale));
-    pe_f32x4_store(out_cos, pe_f32x4_mul(cos_v, scale));
+    const pe_v128 odd = pe_i32x4_shl(q, 31);
+    const pe_v128 sin_sign = pe_v128_and(pe_i32x4_shl(q, 30), pe_i32x4_splat(INT32_MIN));
+    const pe_v128 cos_sign = pe_v128_xor(sin_sign, odd);
+    const pe_v128 d = pe_v128_and(pe_v128_xor(s, c), pe_i32x4_shr(odd, 31));
+    const pe_v128 sin_v = pe_v128_xor(pe_v128_xor(s, d), sin_sign);
+    const pe_v128 cos_v = pe_v128_xor(pe_v128_xor(c, d), cos_sign);
+    pe_f32x4_store(out_sin, scaled ? pe_f32x4_mul(sin_v, scale) : sin_v);
+    pe_f32x4_store(out_cos, scaled ? pe_f32x4_mul(cos_v, scale) : cos_v);
 }
+#define PE__ROW_BLOCK 64 /* frequencies per pair of passes: 512 bytes of r and q on the stack */
 #endif
 
-/* One table row: cos[i], sin[i] of pos * inv_freq[i], times scale. */
-void pe__rope_cos_sin_row(float *cos, float *sin, double pos, const double *inv_freq, int32_t n, float scale) {
+/* cos[i], sin[i] of pos[i] * inv_freq[i] (pos_step 1) or of pos[0] * inv_freq[i] (pos_step 0), times scale.
+ * Exact up to position 2^31 - 1: the angle is the double product pos * inv_freq, as the float64 reference forms
+ * it (a float32 angle would be up to 128 rad off there), and stays below PE_MAX_ANGLE = 2^32 since every inverse
+ * frequency is at most 2; so k < 2^32 * 2/pi < 2^51, k * P1 and k * P2 are exact (21-bit constants), the magic
+ * sum holds k exactly and r is right to ~1 ulp of double before its one rounding to float32 (pe_math.h).
+ * test_rows in tests/c/test_simd_twins_apply.c checks INT32_MAX and random positions against libm. */
+PE_INLINE void pe__cos_sin_row(float *cos, float *sin, const double *pos, int pos_step, const double *inv_freq,
+                               int32_t n, float scale, const int scaled) {
     int32_t i = 0;
 #if PE_SIMD
-    pe_v128 p = pe_f64x2_splat(pos), sc = pe_f32x4_splat(scale);
-    for (; i + 4 <= n; i += 4) {
-        pe_v128 x01 = pe_f64x2_mul(p, pe_f64x2_load(inv_freq + i));
-        pe_v128 x23 = pe_f64x2_mul(p, pe_f64x2_load(inv_freq + i + 2));
-        pe__sincos4(sin + i, cos + i, x01, x23, sc);
+    const pe_v128 sc = pe_f32x4_splat(scale), p = pe_f64x2_splat(pos[0]);
+    float rb[PE__ROW_BLOCK];
+    int32_t qb[PE__ROW_BLOCK];
+    const int32_t n4 = n & ~3;
+    for (int32_t j0 = 0; j0 < n4; j0 += PE__ROW_BLOCK) {
+        const int32_t m = n4 - j0 < PE__ROW_BLOCK ? n4 - j0 : PE__ROW_BLOCK;
+        const double *f = inv_freq + j0;
+        if (pos_step) {
+            const double *pp = pos + j0;
+            for (int32_t j = 0; j < m; j += 4)
+                pe__reduce4(rb + j, qb + j, pe_f64x2_mul(pe_f64x2_load(pp + j), pe_f64x2_load(f + j)),
+                            pe_f64x2_mul(pe_f64x2_load(pp + j + 2), pe_f64x2_load(f + j + 2)));
+        } else {
+            for (int32_t j = 0; j < m; j += 4)
+                pe__reduce4(rb + j, qb + j, pe_f64x2_mul(p, pe_f64x2_load(f + j)),
+                            pe_f64x2_mul(p, pe_f64x2_load(f + j + 2)));
+        }
+        for (int32_t j = 0; j < m; j += 4) pe__sincos4(sin + j0 + j, cos + j0 + j, rb + j, qb + j, sc, scaled);
     }
+    i = n4;
 #endif
-    for (; i < n; i++) pe__sincos_scalar(sin + i, cos + i, pos * inv_freq[i], scale);
+    for (; i < n; i++) pe__sincos_scalar(sin + i, cos + i, pos[pos_step ? i : 0] * inv_freq[i], scale, scaled);
+}
+
+/* One table row: cos[i], sin[i] of pos * inv_freq[i], times scale. The attention factor is 1 for most
+ * scalings: that row skips the multiply (the same bits). */
+void pe__rope_cos_sin_row(float *cos, float *sin, double pos, const double *inv_freq, int32_t n, float scale) {
+    if (scale == 1.0f)
+        pe__cos_sin_row(cos, sin, &pos, 0, inv_freq, n, scale, 0);
+    else
+        pe__cos_sin_row(cos, sin, &pos, 0, inv_freq, n, scale, 1);
 }
 
 /* The same with a position per pair: cos[i], sin[i] of pair_pos[i] * inv_freq[i], times scale. M-RoPE and the
  * 2D vision ropes give each pair the position of its own axis; the angle is the same double product as
- * above, so with every pair_pos[i] == pos the row equals pe__cos_sin_row's bit for bit (both builds). */
+ * above, so with every pair_pos[i] == pos the row equals pe__rope_cos_sin_row's bit for bit (both builds). */
 void pe__rope_cos_sin_row_pairs(float *cos, float *sin, const double *pair_pos, const double *inv_freq, int32_t n,
                                 float scale) {
-    int32_t i = 0;
-#if PE_SIMD
-    pe_v128 sc = pe_f32x4_splat(scale);
-    for (; i + 4 <= n; i += 4) {
-        pe_v128 x01 = pe_f64x2_mul(pe_f64x2_load(pair_pos + i), pe_f64x2_load(inv_freq + i));
-        pe_v128 x23 = pe_f64x2_mul(pe_f64x2_load(pair_pos + i + 2), pe_f64x2_load(inv_freq + i + 2));
-        pe__sincos4(sin + i, cos + i, x01, x23, sc);
-    }
-#endif
-    for (; i < n; i++) pe__sincos_scalar(sin + i, cos + i, pair_pos[i] * inv_freq[i], scale);
+    if (scale == 1.0f)
+        pe__cos_sin_row(cos, sin, pair_pos, 1, inv_freq, n, scale, 0);
+    else
+        pe__cos_sin_row(cos, sin, pair_pos, 1, inv_freq, n, scale, 1);
 }
 
 pe_status pe_positions_max(int32_t *max_position, const int32_t *positions, int32_t n_positions) {

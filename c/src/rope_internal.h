@@ -1,5 +1,6 @@
 /* rope_internal.h — what the rope files share (rope_freq.c's frequencies, rope.c's rows and the prologue of
- * every function that turns positions into rows); not part of the public API. */
+ * every function that turns positions into rows, the apply kernels' geometry and arithmetic); not part of the
+ * public API. */
 #ifndef PE_ROPE_INTERNAL_H
 #define PE_ROPE_INTERNAL_H
 
@@ -34,5 +35,30 @@ typedef struct pe__rope_rows {
  * PE_ROPE_MAX_FREQ doubles that out->inv_freq may point into, so it must live as long as out is used. */
 pe_status pe__rope_rows_begin(pe__rope_rows *out, const pe_rope *rope, const int32_t *positions, int32_t n_positions,
                               int64_t seq_len, double extra_scale, double *scratch);
+
+/* ---- the apply kernels: rope_apply.c (checks, views, float32) and rope_apply16.c (16-bit storage) ---- */
+
+/* Where a tensor's head vectors are: head (b, s, h) starts at x + b*sb + s*ss + h*sh (elements), head_dim
+ * contiguous. heads 0: no such tensor (k absent). */
+typedef struct pe__apply_geom {
+    size_t sb, ss, sh;
+} pe__apply_geom;
+
+/* Pair lanes (va, vb) turned by (c, s), x'_a = x_a c - x_b s and x'_b = x_b c + x_a s (inverse, a constant in
+ * the caller's scope: the s terms' signs flipped). One definition for both files: the 16-bit path's products
+ * and sum are the float32 path's, so its result is exactly the float32 apply of the widened inputs. */
+#define PE__ROT_A(va, vb, c, s)                                       \
+    (inverse ? pe_f32x4_add(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)) \
+             : pe_f32x4_sub(pe_f32x4_mul(va, c), pe_f32x4_mul(vb, s)))
+#define PE__ROT_B(va, vb, c, s)                                       \
+    (inverse ? pe_f32x4_sub(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)) \
+             : pe_f32x4_add(pe_f32x4_mul(vb, c), pe_f32x4_mul(va, s)))
+
+/* 16-bit storage (rope_apply16.c): heads head vectors per (b, s) of x (float16 bits, or bfloat16 when bf16) at
+ * g, rotated in place by cos/sin rows of n pairs: row (b, s) at (per_batch_rows ? b * seq + s : s) * n. The
+ * caller has checked the view; bf16, interleaved and inverse pick one of eight out-of-line instantiations. */
+void pe__rope_apply16(uint16_t *x, const float *cos, const float *sin, int32_t batch, int32_t seq, int32_t heads,
+                      pe__apply_geom g, int32_t n, int bhsd, int per_batch_rows, int bf16, int interleaved,
+                      int inverse);
 
 #endif

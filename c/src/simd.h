@@ -19,6 +19,8 @@
  *   f64x2_nearest   round half to even; f64x2_floor toward -inf; both keep the sign of zero.
  *   f64x2_to_i32    truncation, saturating to [INT32_MIN, INT32_MAX], NaN -> 0.
  *   demote, i32->f32  round to nearest even.
+ *   f64x2_low_words the low 32 bits of each double's bit pattern (its integer value's low bits when the double
+ *                   is an integer in [2^52, 2^53)), whatever the host's byte order.
  *   i32x4_shl, u32x4_shr  shift count taken mod 32.
  *   u16x8_narrow_i32x4    each signed i32 lane saturated to [0, 65535].
  *   v128_select     bitwise: (if_set & mask) | (if_clear & ~mask), every bit of the mask counts.
@@ -94,6 +96,7 @@ PE_INLINE pe_v128 pe_v128_select(pe_v128 if_set, pe_v128 if_clear, pe_v128 mask)
 
 /* i32x4 */
 PE_INLINE pe_v128 pe_i32x4_load(const int32_t *p) { return wasm_v128_load(p); }
+PE_INLINE void pe_i32x4_store(int32_t *p, pe_v128 v) { wasm_v128_store(p, v); }
 PE_INLINE pe_v128 pe_i32x4_splat(int32_t x) { return wasm_i32x4_splat(x); }
 PE_INLINE pe_v128 pe_i32x4_make(int32_t a, int32_t b, int32_t c, int32_t d) { return wasm_i32x4_make(a, b, c, d); }
 PE_INLINE pe_v128 pe_i32x4_add(pe_v128 a, pe_v128 b) { return wasm_i32x4_add(a, b); }
@@ -128,6 +131,8 @@ PE_INLINE pe_v128 pe_f64x2_nearest(pe_v128 a) { return wasm_f64x2_nearest(a); }
 PE_INLINE pe_v128 pe_f64x2_demote_pair(pe_v128 a, pe_v128 b) {
     return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(a), wasm_f32x4_demote_f64x2_zero(b), 0, 1, 4, 5);
 }
+/* the low 32 bits of each f64 lane of a and b -> one i32x4 [a0 a1 b0 b1]: a bit move, no conversion */
+PE_INLINE pe_v128 pe_f64x2_low_words(pe_v128 a, pe_v128 b) { return wasm_i32x4_shuffle(a, b, 0, 2, 4, 6); }
 /* two f64x2 holding small integers -> one i32x4 [a0 a1 b0 b1] */
 PE_INLINE pe_v128 pe_f64x2_to_i32_pair(pe_v128 a, pe_v128 b) {
     return wasm_i32x4_shuffle(wasm_i32x4_trunc_sat_f64x2_zero(a), wasm_i32x4_trunc_sat_f64x2_zero(b), 0, 1, 4, 5);
@@ -199,6 +204,7 @@ PE_INLINE pe_v128 pe_v128_select(pe_v128 if_set, pe_v128 if_clear, pe_v128 mask)
 
 /* i32x4 */
 PE_INLINE pe_v128 pe_i32x4_load(const int32_t *p) { return PE__FI(_mm_loadu_si128((const __m128i *)(const void *)p)); }
+PE_INLINE void pe_i32x4_store(int32_t *p, pe_v128 v) { _mm_storeu_si128((__m128i *)(void *)p, PE__I(v)); }
 PE_INLINE pe_v128 pe_i32x4_splat(int32_t x) { return PE__FI(_mm_set1_epi32(x)); }
 PE_INLINE pe_v128 pe_i32x4_make(int32_t a, int32_t b, int32_t c, int32_t d) {
     return PE__FI(_mm_setr_epi32(a, b, c, d));
@@ -256,6 +262,7 @@ PE_INLINE __m128i pe__f64x2_trunc_sat(__m128d a) {
 PE_INLINE pe_v128 pe_f64x2_to_i32_pair(pe_v128 a, pe_v128 b) {
     return PE__FI(_mm_unpacklo_epi64(pe__f64x2_trunc_sat(PE__D(a)), pe__f64x2_trunc_sat(PE__D(b))));
 }
+PE_INLINE pe_v128 pe_f64x2_low_words(pe_v128 a, pe_v128 b) { return _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); }
 
 #elif defined(PE_NATIVE_SIMD) && PE_NATIVE_SIMD
 #define PE_SIMD 1
@@ -337,6 +344,7 @@ PE_INLINE pe_v128 pe_i32x4_load(const int32_t *p) {
     memcpy(r.i, p, 16);
     return r;
 }
+PE_INLINE void pe_i32x4_store(int32_t *p, pe_v128 v) { memcpy(p, v.i, 16); }
 PE_INLINE pe_v128 pe_i32x4_splat(int32_t x) { PE__LANES4(r.i[l] = x); }
 PE_INLINE pe_v128 pe_i32x4_make(int32_t a, int32_t b, int32_t c, int32_t d) {
     pe_v128 r = {.i = {a, b, c, d}};
@@ -406,6 +414,17 @@ PE_INLINE int32_t pe__trunc_sat(double x) {
 }
 PE_INLINE pe_v128 pe_f64x2_to_i32_pair(pe_v128 a, pe_v128 b) {
     return pe_i32x4_make(pe__trunc_sat(a.d[0]), pe__trunc_sat(a.d[1]), pe__trunc_sat(b.d[0]), pe__trunc_sat(b.d[1]));
+}
+PE_INLINE uint32_t pe__low_word(double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    return (uint32_t)bits;
+}
+PE_INLINE pe_v128 pe_f64x2_low_words(pe_v128 a, pe_v128 b) {
+    pe_v128 r;
+    r.u[0] = pe__low_word(a.d[0]), r.u[1] = pe__low_word(a.d[1]), r.u[2] = pe__low_word(b.d[0]);
+    r.u[3] = pe__low_word(b.d[1]);
+    return r;
 }
 #undef PE__LANES4
 #undef PE__LANES2

@@ -243,6 +243,21 @@ static void test_f64(void) {
     CHECK(n.d[0] == 2.0 && dbits(n.d[1]) == dbits(-0.0), "nearest(2.5, -0.5) = 2, -0: %g %g", n.d[0], n.d[1]);
     lanes s = L(pe_f64x2_splat(0.25));
     CHECK(s.d[0] == 0.25 && s.d[1] == 0.25, "f64x2_splat");
+    /* low_words: the low half of each double's bits, lanes in order; on k + 1.5 * 2^52 that is k mod 2^32 */
+    int bad_words = 0;
+    for (int a = 0; a < NDV; a++) {
+        const double x[2] = {dval(a), dval((a + 3) % NDV)}, y[2] = {dval((a + 5) % NDV), 0x1.8p52 - 3.0};
+        lanes w = L(pe_f64x2_low_words(V2d(x), V2d(y)));
+        for (int l = 0; l < 2; l++)
+            bad_words += (w.u[l] != (uint32_t)dbits(x[l])) + (w.u[2 + l] != (uint32_t)dbits(y[l]));
+    }
+    CHECK(bad_words == 0, "%d f64x2_low_words lanes wrong", bad_words);
+    lanes k = L(pe_f64x2_low_words(pe_f64x2_make(0x1.8p52 + 6.0, 0x1.8p52 - 1.0), pe_f64x2_splat(0x1.8p52 + 0x1p32)));
+    CHECK(k.u[0] == 6 && k.u[1] == UINT32_MAX && k.u[2] == 0 && k.u[3] == 0,
+          "low_words(M + 6, M - 1, M + 2^32) = 6, -1, 0");
+    int32_t stored[4];
+    pe_i32x4_store(stored, pe_i32x4_make(5, -6, 7, INT32_MIN));
+    CHECK(stored[0] == 5 && stored[1] == -6 && stored[2] == 7 && stored[3] == INT32_MIN, "i32x4_store lane order");
 }
 
 int main(void) {

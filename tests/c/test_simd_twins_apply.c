@@ -11,7 +11,8 @@
  * and every one must give the baseline's bytes, the gaps of strided views included; for float32 the baseline
  * must give the reference's. Head dims are drawn from the common rotary sizes (32 .. 256, full and partial, the
  * unrolled loops) and from odd ones (every loop's tail), with GQA head counts, odd head counts (a q head paired
- * with a k head), strides, offsets, both pairings, layouts, directions and dtypes. */
+ * with a k head), strides, offsets, both pairings, layouts, directions and dtypes. test_rows: the fused path's
+ * own rows for every scaling family against the table's and against libm. */
 #include "posenc.h"
 #include "test_util.h"
 #include "twins_util.h"
@@ -22,6 +23,7 @@
 
 SIMD_TWIN(pe_rope_apply_qk);
 SIMD_TWIN(pe_rope_apply_positions);
+SIMD_TWIN(pe_rope_cos_sin);
 
 /* dense strides for the layout where the config gives none, as pe_rope_apply resolves them */
 static void resolved(int64_t st[3], const pe_rope_apply_config *c, int64_t D) {
@@ -179,6 +181,102 @@ static void test_paths(void) {
     CHECK(cases == 500 && common_cases >= 150, "only %d cases ran, %d with a common rotary size", cases, common_cases);
 }
 
+/* One config per scaling family, each past its switch point at large positions (dynamic recomputes its
+ * frequencies, longrope takes the long factors) and most with an attention factor other than 1. */
+static pe_rope_config family_config(int32_t type, int32_t head_dim, double factors[2][PE_ROPE_MAX_FREQ]) {
+    pe_rope_config c = {.head_dim = head_dim, .type = type};
+    switch (type) {
+    case PE_ROPE_LINEAR: c.factor = 4.0; break;
+    case PE_ROPE_DYNAMIC:
+        c.factor = 4.0;
+        c.max_position_embeddings = 2048;
+        break;
+    case PE_ROPE_YARN:
+        c.factor = 16.0;
+        c.original_max_position_embeddings = 4096;
+        break;
+    case PE_ROPE_LONGROPE:
+        c.max_position_embeddings = 131072;
+        c.original_max_position_embeddings = 4096;
+        for (int32_t i = 0; i < head_dim / 2; i++) factors[0][i] = 1.0 + 0.05 * i, factors[1][i] = 1.0 + 0.5 * i;
+        c.short_factor = factors[0];
+        c.long_factor = factors[1];
+        break;
+    case PE_ROPE_LLAMA3:
+        c.factor = 8.0;
+        c.low_freq_factor = 1.0;
+        c.high_freq_factor = 4.0;
+        c.original_max_position_embeddings = 8192;
+        break;
+    case PE_ROPE_PROPORTIONAL: c.factor = 2.0; break;
+    default: break;
+    }
+    return c;
+}
+
+/* The decode step's own rows (pe_rope_apply_positions keeps them in cos_out / sin_out) against the table's
+ * (pe_rope_cos_sin), in both builds, bit for bit: every scaling family, random positions up to 2^31 - 1, row
+ * lengths on and off the 4-frequency SIMD step and past the 64-frequency block of the two-pass row. And each
+ * value against cos / sin of the same double angle in libm, times the attention factor: the angle reduction is
+ * exact for every int32 position (pe_math.h), so what is left is the rounding of r to float32 (<= 2^-25 rad)
+ * and ~1 ulp of each polynomial, ~1e-7, and the factor's float32 product (2^-24 relative). */
+static void test_rows(void) {
+    pe_rng rng = {0x5eed0f5ULL};
+    static pe_rope rope;
+    static double factors[2][PE_ROPE_MAX_FREQ], inv[PE_ROPE_MAX_FREQ];
+    const int32_t dims[] = {2, 8, 14, 64, 128, 138, 256};
+    int cases = 0, row_diffs = 0, status_bad = 0;
+    double worst = 0;
+    for (int32_t type = 0; type < PE_ROPE_TYPE_COUNT; type++)
+        for (int it = 0; it < 24; it++) {
+            const int32_t D = dims[it % (int)(sizeof dims / sizeof *dims)];
+            const pe_rope_config rc = family_config(type, D, factors);
+            if (pe_rope_init(&rope, &rc) != PE_OK) {
+                CHECK(0, "family %d head_dim %d rejected", type, D);
+                continue;
+            }
+            const int32_t S = pe_rng_int(&rng, 1, 4), nf = rope.n_freq;
+            const double extra = it % 3 ? 1.0 : 0.75;
+            int32_t pos[4], max_pos = 0;
+            for (int32_t p = 0; p < S; p++) {
+                pos[p] = it == 0 && p == 0 ? INT32_MAX : random_position(&rng);
+                max_pos = pos[p] > max_pos ? pos[p] : max_pos;
+            }
+            /* [0] table scalar, [1] table SIMD, [2] fused scalar, [3] fused SIMD */
+            static float cs[4][4 * PE_ROPE_MAX_FREQ], sn[4][4 * PE_ROPE_MAX_FREQ], x[2][4 * PE_ROPE_MAX_HEAD_DIM];
+            const pe_rope_apply_config qc = {.batch = 1, .seq = S, .heads = 1};
+            status_bad += pe_rope_cos_sin(cs[0], sn[0], &rope, pos, S, PE_SEQ_LEN_FROM_POSITIONS, extra) != PE_OK;
+            status_bad += simd_pe_rope_cos_sin(cs[1], sn[1], &rope, pos, S, PE_SEQ_LEN_FROM_POSITIONS, extra) != PE_OK;
+            status_bad += pe_rope_apply_positions(&rope, x[0], NULL, cs[2], sn[2], pos, PE_SEQ_LEN_FROM_POSITIONS,
+                                                  extra, &qc, NULL) != PE_OK;
+            status_bad += simd_pe_rope_apply_positions(&rope, x[1], NULL, cs[3], sn[3], pos, PE_SEQ_LEN_FROM_POSITIONS,
+                                                       extra, &qc, NULL) != PE_OK;
+            const size_t bytes = (size_t)S * (size_t)nf * 4;
+            for (int t = 1; t < 4; t++)
+                if (first_diff_bytes(cs[t], cs[0], bytes) >= 0 || first_diff_bytes(sn[t], sn[0], bytes) >= 0) {
+                    if (++row_diffs <= 3)
+                        fprintf(stderr, "  rows differ: family %d head_dim %d path %d position %d\n", type, D, t,
+                                pos[0]);
+                }
+            double att;
+            status_bad += pe_rope_inv_freq(inv, &att, &rope, (int64_t)max_pos + 1) != PE_OK;
+            const double a = att * extra;
+            for (int32_t p = 0; p < S; p++)
+                for (int32_t i = 0; i < nf; i++) {
+                    const double ang = (double)pos[p] * inv[i];
+                    const double ec = fabs(cs[0][p * nf + i] - cos(ang) * a),
+                                 es = fabs(sn[0][p * nf + i] - sin(ang) * a);
+                    worst = fmax(worst, fmax(ec, es) / fmax(1.0, fabs(a)));
+                }
+            cases++;
+        }
+    CHECK(status_bad == 0, "%d row calls failed on valid arguments", status_bad);
+    CHECK(row_diffs == 0, "%d of %d decode rows differ from the table's", row_diffs, cases);
+    CHECK(worst < 2e-7, "decode rows vs libm (double angle): worst %g x max(1, factor)", worst);
+    CHECK(cases == 24 * PE_ROPE_TYPE_COUNT, "only %d row cases ran", cases);
+    printf("  decode rows: %d cases, every family, bit for bit the table's; vs libm worst %.3g\n", cases, worst);
+}
+
 /* The arguments both entry points refuse, with pe_rope_apply's statuses and the table's. */
 static void test_statuses(void) {
     static pe_rope rope;
@@ -221,6 +319,7 @@ static void test_statuses(void) {
 
 int main(void) {
     test_paths();
+    test_rows();
     test_statuses();
     return pe_test_report("test_simd_twins_apply");
 }
