@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmark's own binaries (not posenc's; that is ../build.sh):
-#   bench/build/limit.wasm     bench/wasm/limit.c: in-place SIMD pass, memcpy, fill; bench/wasm/rotation.c: the
+#   bench/build/limit.wasm     bench/wasm/limit.c: in-place SIMD pass, memcpy, fill; limit_strided.c: the in-place
+#                              pass over strided views (bench/strided.mjs); bench/wasm/rotation.c: the
 #                              hand-written SIMD128 rotation ("limit: rotation") (emcc, posenc's SIMD flags)
 #   bench/build/unfused.wasm   bench/wasm/unfused.c + c/src/*.c: the unfused attention pipeline (same flags)
 #   bench/build/posenc-names.simd.wasm  c/src/*.c with build.sh's SIMD flags and function names (bench/v8-code.mjs)
@@ -39,8 +40,8 @@ if command -v emcc >/dev/null 2>&1; then
 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=1MB -s$stack=256KB"
 
   FLAGS="$EMVER $EMFLAGS limit"
-  CMD='emcc $EMFLAGS -sEXPORTED_FUNCTIONS=_malloc,_free bench/wasm/limit.c bench/wasm/rotation.c -o bench/build/limit.wasm'
-  step bench/build/limit.wasm bench/wasm/limit.c bench/wasm/rotation.c
+  CMD='emcc $EMFLAGS -sEXPORTED_FUNCTIONS=_malloc,_free bench/wasm/limit.c bench/wasm/limit_strided.c bench/wasm/rotation.c -o bench/build/limit.wasm'
+  step bench/build/limit.wasm bench/wasm/limit.c bench/wasm/limit_strided.c bench/wasm/rotation.c
 
   FLAGS="$EMVER $EMFLAGS unfused"
   CMD='emcc $EMFLAGS -sEXPORTED_FUNCTIONS=_malloc,_free,_pe_rope_init,_pe_rope_cos_sin,_pe_rope_apply,_pe_alibi_bias,_pe_abi_rope_config_layout \

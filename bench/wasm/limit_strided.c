@@ -1,0 +1,46 @@
+/* limit_strided.c — the in-place memory limit over strided views, in WebAssembly (bench only; in limit.wasm).
+ *
+ * limit.c's `x *= s` pass walks one contiguous block. These two walk views the way posenc's apply kernel does
+ * (c/src/rope_apply.c), with the same unrolled SIMD128 body, so bench/strided.mjs can time the least possible
+ * work on exactly the strided q and k regions and on their dense copies: if this pass is itself slower on the
+ * views than on the dense tensors, the memory system (not the kernel) bounds the strided/dense ratio.
+ *
+ *   limit_inplace_rows   token-major bshd (fused QKV): per row r, q[r*qs .. +ql] then k[r*ks .. +kl]
+ *   limit_inplace_heads  bhsd: heads in groups of `group`, the group's rows at each position in turn
+ *                        (posenc rotates PE__HEAD_GROUP = 4 heads together; group 1 is one stream per head)
+ */
+#include <stdint.h>
+#include <wasm_simd128.h>
+
+static inline void scale(float *x, int32_t n, v128_t vs, float s) {
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        v128_t a = wasm_v128_load(x + i), b = wasm_v128_load(x + i + 4);
+        v128_t c = wasm_v128_load(x + i + 8), d = wasm_v128_load(x + i + 12);
+        wasm_v128_store(x + i, wasm_f32x4_mul(a, vs));
+        wasm_v128_store(x + i + 4, wasm_f32x4_mul(b, vs));
+        wasm_v128_store(x + i + 8, wasm_f32x4_mul(c, vs));
+        wasm_v128_store(x + i + 12, wasm_f32x4_mul(d, vs));
+    }
+    for (; i < n; i++) x[i] *= s;
+}
+
+__attribute__((export_name("limit_inplace_rows"))) void
+limit_inplace_rows(float *q, int32_t ql, int32_t qs, float *k, int32_t kl, int32_t ks, int32_t rows, float s) {
+    v128_t vs = wasm_f32x4_splat(s);
+    for (int32_t r = 0; r < rows; r++) {
+        scale(q + (uint32_t)r * (uint32_t)qs, ql, vs, s);
+        if (kl > 0) scale(k + (uint32_t)r * (uint32_t)ks, kl, vs, s);
+    }
+}
+
+__attribute__((export_name("limit_inplace_heads"))) void
+limit_inplace_heads(float *x, int32_t heads, int32_t hs, int32_t seq, int32_t d, int32_t group, float s) {
+    v128_t vs = wasm_f32x4_splat(s);
+    for (int32_t j0 = 0; j0 < heads; j0 += group) {
+        const int32_t count = heads - j0 < group ? heads - j0 : group;
+        for (int32_t p = 0; p < seq; p++)
+            for (int32_t t = 0; t < count; t++)
+                scale(x + (uint32_t)(j0 + t) * (uint32_t)hs + (uint32_t)p * d, d, vs, s);
+    }
+}
