@@ -30,7 +30,7 @@ const MiB = (floats) => (floats * 4 < 2 ** 20 ? `${(floats * 4) / 1024} KiB` : `
  * without a ceiling. opts.limit: a raw handle a runner already has.
  */
 async function loadLimit(opts) {
-  const has = (L) => typeof L?.exports?.limit_inplace_rows === 'function' && typeof L.exports.limit_inplace_heads === 'function';
+  const has = (L) => typeof L?.exports?.limit_inplace_rows === 'function' && typeof L.exports.limit_inplace_heads === 'function' && typeof L.exports.limit_inplace_pairs === 'function';
   if (has(opts.limit)) return opts.limit;
   const url = new URL('./build/limit.wasm', import.meta.url);
   try {
@@ -106,13 +106,18 @@ async function fused({ name, B, S, H, KV, D }, L) {
   };
   const frees = [];
   if (L) {
-    // posenc's bshd order: token by token, the token's q heads then its k heads (one row each side)
+    // posenc's bshd order (rope_apply.c, pe__rotate_token): token by token; in cache the token's q heads then
+    // its k heads, past PE__STREAM_BYTES (4 MiB of q + k, counted read and write) q head h beside k head h
     const ex = L.exports;
     const qP = block(L, nq, 1, frees);
     const kP = block(L, nk, 2, frees);
     const fP = block(L, nf, 3, frees);
-    samplers['pass-dense'] = loop(() => ex.limit_inplace_rows(qP, H * D, H * D, kP, KV * D, KV * D, B * S, 1));
-    samplers['pass-strided'] = loop(() => ex.limit_inplace_rows(fP, H * D, W, fP + H * D * 4, KV * D, W, B * S, 1));
+    const stream = (nq + nk) * 4 * 2 > 4 * 2 ** 20;
+    const pass = stream
+      ? (qp, qs, kp, ks) => () => ex.limit_inplace_pairs(qp, H, qs, kp, KV, ks, D, B * S, 1)
+      : (qp, qs, kp, ks) => () => ex.limit_inplace_rows(qp, H * D, qs, kp, KV * D, ks, B * S, 1);
+    samplers['pass-dense'] = loop(pass(qP, H * D, kP, KV * D));
+    samplers['pass-strided'] = loop(pass(fP, W, fP + H * D * 4, W));
     // every byte of the fused buffer, v included: what the views would cost if all of v's lines came in too
     samplers['pass-whole'] = loop(() => ex.limit_inplace(fP, nf, 1));
   }

@@ -6,6 +6,8 @@
  * views than on the dense tensors, the memory system (not the kernel) bounds the strided/dense ratio.
  *
  *   limit_inplace_rows   token-major bshd (fused QKV): per row r, q[r*qs .. +ql] then k[r*ks .. +kl]
+ *   limit_inplace_pairs  the same rows in posenc's streaming order past the cache (pe__rotate_token, stream):
+ *                        per token, q head h then k head h for h < min(qh, kh), then the remaining heads
  *   limit_inplace_heads  bhsd: heads in groups of `group`, the group's rows at each position in turn
  *                        (posenc rotates PE__HEAD_GROUP = 4 heads together; group 1 is one stream per head)
  */
@@ -42,5 +44,21 @@ limit_inplace_heads(float *x, int32_t heads, int32_t hs, int32_t seq, int32_t d,
         for (int32_t p = 0; p < seq; p++)
             for (int32_t t = 0; t < count; t++)
                 scale(x + (uint32_t)(j0 + t) * (uint32_t)hs + (uint32_t)p * d, d, vs, s);
+    }
+}
+
+__attribute__((export_name("limit_inplace_pairs"))) void limit_inplace_pairs(float *q, int32_t qh, int32_t qs, float *k,
+                                                                             int32_t kh, int32_t ks, int32_t d,
+                                                                             int32_t rows, float s) {
+    v128_t vs = wasm_f32x4_splat(s);
+    const int32_t both = qh < kh ? qh : kh;
+    for (int32_t r = 0; r < rows; r++) {
+        float *qr = q + (uint32_t)r * (uint32_t)qs, *kr = k + (uint32_t)r * (uint32_t)ks;
+        for (int32_t h = 0; h < both; h++) {
+            scale(qr + (uint32_t)h * d, d, vs, s);
+            scale(kr + (uint32_t)h * d, d, vs, s);
+        }
+        for (int32_t h = both; h < qh; h++) scale(qr + (uint32_t)h * d, d, vs, s);
+        for (int32_t h = both; h < kh; h++) scale(kr + (uint32_t)h * d, d, vs, s);
     }
 }
