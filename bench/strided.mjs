@@ -118,6 +118,11 @@ async function fused({ name, B, S, H, KV, D }, L) {
       : (qp, qs, kp, ks) => () => ex.limit_inplace_rows(qp, H * D, qs, kp, KV * D, ks, B * S, 1);
     samplers['pass-dense'] = loop(pass(qP, H * D, kP, KV * D));
     samplers['pass-strided'] = loop(pass(fP, W, fP + H * D * 4, W));
+    if (stream) {
+      // the in-cache order beside it: a fused token's q | k is then one contiguous 20 KiB run
+      samplers['rows-dense'] = loop(() => ex.limit_inplace_rows(qP, H * D, H * D, kP, KV * D, KV * D, B * S, 1));
+      samplers['rows-strided'] = loop(() => ex.limit_inplace_rows(fP, H * D, W, fP + H * D * 4, KV * D, W, B * S, 1));
+    }
     // every byte of the fused buffer, v included: what the views would cost if all of v's lines came in too
     samplers['pass-whole'] = loop(() => ex.limit_inplace(fP, nf, 1));
   }
@@ -126,7 +131,7 @@ async function fused({ name, B, S, H, KV, D }, L) {
     name,
     row: pair('strided', 'dense'),
     pass: pair('pass-strided', 'pass-dense'),
-    extra: `the in-place pass over the whole fused buffer (v too) ${fmtR(pair('pass-whole', 'pass-dense'))} of its dense q + k run`,
+    extra: `the in-place pass over the whole fused buffer (v too) ${fmtR(pair('pass-whole', 'pass-dense'))} of its dense q + k run${pair('rows-strided', 'rows-dense') ? `; in the token's q heads then k heads order (q | k one run) ${fmtR(pair('rows-strided', 'rows-dense'))}` : ''}`,
     bytes: `bytes: fused buffer ${MiB(nf)}, q + k ${MiB(nq + nk)} (${(nf / (nq + nk)).toFixed(2)}× the bytes rotated)`,
   };
   for (const f of frees) f();
