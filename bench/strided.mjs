@@ -5,7 +5,9 @@
 //   node bench/strided.mjs [--quick] [--rounds N]
 // The same kernel rotates the same bytes in the same head order either way (q and k as two views, also inside
 // one fused buffer); a per-token fused buffer interleaves the untouched v heads between the tokens' q | k
-// blocks, so past the cache the memory system streams it less well (the prefetchers fetch some of v's lines).
+// blocks, so past L2 the memory system streams it less well: the in-place pass below, in posenc's order, pays
+// about what posenc pays on the views (prefill 512: 1.5-1.7x against posenc's 1.4-1.7x, in the same rounds, a
+// loaded 2-core EPYC VM), and about what one contiguous pass over the whole buffer, v included, costs.
 // The ceiling that says so: in the same rounds, limit.wasm's in-place `x *= s` pass (bench/wasm/limit_strided.c)
 // walks exactly the same q and k regions in posenc's order, and their dense copies; its own strided / dense
 // ratio is what the memory system charges for the views alone, with the least possible work per byte.
@@ -210,7 +212,7 @@ export async function measure(pe0, opts = {}) {
     better: 'lower',
     // the pass's own ratio rides with the row (results.json), and in the note beside posenc's
     ceiling: r.pass ?? undefined,
-    note: `time(strided) / time(dense), q and k in one rope.apply, cached table; the in-place \`x *= s\` pass over the same views / over the dense tensors ${fmtR(r.pass)}, ${r.extra}; ${r.bytes}; ${ceilingText(r.pass)}`,
+    note: `time(strided) / time(dense), q and k in one rope.apply, cached table; ${ceilingText(r.pass)}: the in-place \`x *= s\` pass over the same views / over the dense tensors ${fmtR(r.pass)}, ${r.extra}; ${r.bytes}`,
   }));
 }
 
