@@ -29,6 +29,26 @@ for (const build of BUILDS) {
     }
   });
 
+  test(`every pe.tensor starts on a 64-byte cache line, and freeing gives its whole block back [${build.name}]`, async () => {
+    const pe = await loadBuild(build.simd);
+    const tensors = [];
+    for (const n of [0, 1, 2, 3, 5, 8, 13, 31, 64, 100, 1000, 4097]) {
+      for (const dtype of ['float32', 'float16']) {
+        const t = pe.tensor(n, { dtype });
+        assert.equal(t.array.byteOffset % 64, 0, `pe.tensor(${n}, ${dtype}) starts at ${t.array.byteOffset}`);
+        tensors.push(t);
+      }
+    }
+    // the same sizes allocated again after freeing reuse the memory: the blocks handed back were whole
+    const grown = pe.memoryBytes;
+    for (let round = 0; round < 200; round++) {
+      for (const t of tensors.splice(0)) t.free();
+      for (const n of [0, 1, 2, 3, 5, 8, 13, 31, 64, 100, 1000, 4097]) tensors.push(pe.tensor(n), pe.tensor(n, { dtype: 'bfloat16' }));
+    }
+    assert.equal(pe.memoryBytes, grown, '200 rounds of free and allocate do not grow the memory');
+    for (const t of tensors) t.free();
+  });
+
   test(`views are re-derived after the memory grows [${build.name}]`, async () => {
     const pe = await loadBuild(build.simd);
     const rope = pe.rope({ headDim: 64 });
