@@ -12,6 +12,7 @@
 //   api new       api dense with a new position every call (the table not cached: issue 14's miss path)
 //   mrope cached  api dense on an M-RoPE rope (sections [16, 24, 24]), three streams of one position, cached
 //   mrope new     the same with a new t position every call (bench/mrope.mjs's decode contender, with k)
+//   mrope text    a new position every call, equal on t, h and w (generated text: the plain rope's fused path)
 // --js-only replaces the rotation and table kernels by a JS function returning 0, so only the wrapper's own time is left
 // (the JS -> wasm call and the C prologue then drop out too). --vs DIR times another copy of web/src (e.g. an
 // export of main: git archive main web/src | tar -x -C /tmp/main, plus web/src/wasm-inline.js) beside this
@@ -108,6 +109,11 @@ for (const [name, pe] of Object.entries(builds)) {
     p3New[0] = 4095 + (++step & 1023);
     return mrope.apply(q, { shape, positions: p3New, k });
   };
+  const p3Text = Int32Array.from(p3);
+  c[`${name}: mrope text`] = () => {
+    p3Text[0] = p3Text[1] = p3Text[2] = 4095 + (++step & 1023);
+    return mrope.apply(q, { shape, positions: p3Text, k });
+  };
   if (pollute) {
     const x = pe.tensor(B * S * H * D);
     const other = [
@@ -161,7 +167,7 @@ console.log('|---|---|');
 for (const [id] of entries) console.log(`| ${id} | ${us(id).toFixed(3)} |`);
 for (const name of Object.keys(builds)) {
   const r = (a, b) => (best[`${name}: ${a}`] / (b in best ? best[b] : best[`${name}: ${b}`])).toFixed(2);
-  const parts = [`fused / dense8 ${r('api fused', 'api dense8')}`, `new / dense ${r('api new', 'api dense')}`, `mrope new / api new ${r('mrope new', 'api new')}`];
+  const parts = [`fused / dense8 ${r('api fused', 'api dense8')}`, `new / dense ${r('api new', 'api dense')}`, `mrope new / api new ${r('mrope new', 'api new')}`, `mrope text / api new ${r('mrope text', 'api new')}`];
   if (!jsOnly) {
     parts.push(`api new − api dense ${(us(`${name}: api new`) - us(`${name}: api dense`)).toFixed(3)} µs`, `raw fused / raw qk8 ${(best['raw fused'] / best['raw qk8']).toFixed(2)}`, `api dense − raw qk ${(us(`${name}: api dense`) - us('raw qk')).toFixed(3)} µs`, `api fused − raw fused ${(us(`${name}: api fused`) - us('raw fused')).toFixed(3)} µs`);
     if (best.rotation) parts.push(`rotation / api dense ${(best.rotation / best[`${name}: api dense`]).toFixed(2)}`, `rotation / raw qk ${(best.rotation / best['raw qk']).toFixed(2)}`);
