@@ -9,7 +9,11 @@
 //   api dense     rope.apply(q, { shape, positions, k }), pe.tensors, cached positions (the "api" contender)
 //   api dense8    rope.apply(q, { shape, positions, k, kHeads: 8 })          (bench/strided.mjs's dense)
 //   api fused     the same q and k as views of one fused [1, 1, (32 + 2*8)*128] pe.tensor (strided.mjs's)
-// --js-only replaces the rotation kernels by a JS function returning 0, so only the wrapper's own time is left
+//   api new       api dense with a new position every call (the table not cached: issue 14's miss path)
+//   mrope cached  api dense on an M-RoPE rope (sections [16, 24, 24]), three streams of one position, cached
+//   mrope new     the same with a new t position every call (bench/mrope.mjs's decode contender, with k)
+//   mrope text    a new position every call, equal on t, h and w (generated text: the plain rope's fused path)
+// --js-only replaces the rotation and table kernels by a JS function returning 0, so only the wrapper's own time is left
 // (the JS -> wasm call and the C prologue then drop out too). --vs DIR times another copy of web/src (e.g. an
 // export of main: git archive main web/src | tar -x -C /tmp/main, plus web/src/wasm-inline.js) beside this
 // one. --pollute first calls rope.apply with options of ten shapes, as a program (or `npm run bench`, whose
@@ -39,7 +43,7 @@ const module = await WebAssembly.compile(bytes);
 async function api(dir) {
   const L = await import(pathToFileURL(path.join(dir, 'loader.js')).href);
   const ex = (await L.instantiateModule(module)).exports;
-  return L.createApi(jsOnly ? { ...ex, pe_rope_apply_qk: () => 0, pe_rope_apply: () => 0, pe_rope_apply_positions: () => 0 } : ex, true);
+  return L.createApi(jsOnly ? { ...ex, pe_rope_apply_qk: () => 0, pe_rope_apply: () => 0, pe_rope_apply_positions: () => 0, pe_rope_cos_sin: () => 0, pe_mrope_cos_sin: () => 0 } : ex, true);
 }
 const builds = { this: await api(path.join(BENCH, '../web/src')) };
 if (vs) builds.vs = await api(path.resolve(vs));
@@ -91,6 +95,25 @@ for (const [name, pe] of Object.entries(builds)) {
   c[`${name}: api dense`] = () => rope.apply(q, { shape, positions, k });
   c[`${name}: api dense8`] = () => rope.apply(q, { shape, positions, k: k8, kHeads: KV });
   c[`${name}: api fused`] = () => rope.apply(qkv, { shape, positions, strides, k: qkv, kHeads: KV, kStrides: strides, kOffset: H * D });
+  const pNew = Int32Array.from(positions);
+  let step = 0;
+  c[`${name}: api new`] = () => {
+    pNew[0] = 4095 + (++step & 1023);
+    return rope.apply(q, { shape, positions: pNew, k });
+  };
+  const mrope = pe.rope({ headDim: D, mrope: { section: [16, 24, 24] } });
+  const p3 = Int32Array.from([4095, 4095, 4095]);
+  const p3New = Int32Array.from(p3);
+  c[`${name}: mrope cached`] = () => mrope.apply(q, { shape, positions: p3, k });
+  c[`${name}: mrope new`] = () => {
+    p3New[0] = 4095 + (++step & 1023);
+    return mrope.apply(q, { shape, positions: p3New, k });
+  };
+  const p3Text = Int32Array.from(p3);
+  c[`${name}: mrope text`] = () => {
+    p3Text[0] = p3Text[1] = p3Text[2] = 4095 + (++step & 1023);
+    return mrope.apply(q, { shape, positions: p3Text, k });
+  };
   if (pollute) {
     const x = pe.tensor(B * S * H * D);
     const other = [
@@ -144,9 +167,9 @@ console.log('|---|---|');
 for (const [id] of entries) console.log(`| ${id} | ${us(id).toFixed(3)} |`);
 for (const name of Object.keys(builds)) {
   const r = (a, b) => (best[`${name}: ${a}`] / (b in best ? best[b] : best[`${name}: ${b}`])).toFixed(2);
-  const parts = [`fused / dense8 ${r('api fused', 'api dense8')}`];
+  const parts = [`fused / dense8 ${r('api fused', 'api dense8')}`, `new / dense ${r('api new', 'api dense')}`, `mrope new / api new ${r('mrope new', 'api new')}`, `mrope text / api new ${r('mrope text', 'api new')}`];
   if (!jsOnly) {
-    parts.push(`raw fused / raw qk8 ${(best['raw fused'] / best['raw qk8']).toFixed(2)}`, `api dense − raw qk ${(us(`${name}: api dense`) - us('raw qk')).toFixed(3)} µs`, `api fused − raw fused ${(us(`${name}: api fused`) - us('raw fused')).toFixed(3)} µs`);
+    parts.push(`api new − api dense ${(us(`${name}: api new`) - us(`${name}: api dense`)).toFixed(3)} µs`, `raw fused / raw qk8 ${(best['raw fused'] / best['raw qk8']).toFixed(2)}`, `api dense − raw qk ${(us(`${name}: api dense`) - us('raw qk')).toFixed(3)} µs`, `api fused − raw fused ${(us(`${name}: api fused`) - us('raw fused')).toFixed(3)} µs`);
     if (best.rotation) parts.push(`rotation / api dense ${(best.rotation / best[`${name}: api dense`]).toFixed(2)}`, `rotation / raw qk ${(best.rotation / best['raw qk']).toFixed(2)}`);
   }
   console.log(`${name}: ${parts.join('; ')}`);

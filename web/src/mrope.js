@@ -8,7 +8,7 @@
 
 import { checkInt, checkKnownKeys, knownKeys, typeError, rangeError, INT32_MAX } from './errors.js';
 import { SLOT, MAX_TENSOR_LENGTH, stageInt32s } from './memory.js';
-import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, stageTableKey, reserveTable } from './rope-table.js';
+import { POSITIONS_BOUND, positionsLength, seqLenArg, positionError, tableHit, stageTableKey, reserveTable } from './rope-table.js';
 
 const MROPE_KEYS = Object.freeze(['section', 'interleaved']);
 
@@ -106,12 +106,15 @@ export function mropeCosSin(st, where, positions, seqLenOrOptions) {
  * 3 * rows, ...) compares all of them.
  */
 export function buildMropeTable(st, where, name, positions, rows, seqLen, extra) {
-  const ex = st.ctx.exports;
   st.tabValid = false;
+  const posPtr = stageTableKey(st, where, name, positions, 3 * rows);
+  tableFromStaged(st, where, name, posPtr, rows, seqLen, extra, reserveTable(st, rows, where));
+}
+
+/** buildMropeTable's C step: the table from the staged key at posPtr into the reserved block at cosPtr. */
+function tableFromStaged(st, where, name, posPtr, rows, seqLen, extra, cosPtr) {
   const keyLen = 3 * rows;
-  const posPtr = stageTableKey(st, where, name, positions, keyLen);
-  const cosPtr = reserveTable(st, rows, where);
-  const status = ex.pe_mrope_cos_sin(
+  const status = st.ctx.exports.pe_mrope_cos_sin(
     cosPtr,
     cosPtr + st.tabCap * 4,
     st.ptr,
@@ -127,6 +130,42 @@ export function buildMropeTable(st, where, name, positions, rows, seqLen, extra)
   st.tabSeqLen = seqLen;
   st.tabExtra = extra;
   st.tabValid = true;
+}
+
+const APPLY = 'rope.apply';
+
+/**
+ * rope.apply's table step for an M-RoPE rope given positions `p` (rope-strided.js applyTable's M-RoPE branch,
+ * with its checks and messages): builds (or reuses) the table, returns the row count. New positions of a short
+ * sequence whose three streams agree token by token (generated text: t = h = w) build nothing: every pair then
+ * reads the one position, so the row is the plain rope's row bit for bit (c/src/rope.c,
+ * pe__rope_cos_sin_row_pairs), and st.fusedPos points at the staged t stream for pe_rope_apply_positions
+ * (rotateQK), which keeps the rows as the table. seqLen from the positions is their max either way.
+ */
+export function mropeApplyTable(st, p, B, S, seqLen, extra, fusedMaxSeq) {
+  const rows = mropeRows(APPLY, 'options.positions', p);
+  if (rows !== S && rows !== B * S) {
+    throw new RangeError(`${APPLY}: options.positions must hold 3 streams of seq (${S}) or batch * seq (${B * S}) positions, length ${3 * S} or ${3 * B * S}, got ${3 * rows}`);
+  }
+  if (rows * st.nFreq > MAX_TENSOR_LENGTH) {
+    throw new RangeError(`${APPLY}: positions.length * nFreq must be at most ${MAX_TENSOR_LENGTH}, got ${rows * st.nFreq}`);
+  }
+  st.fusedPos = 0;
+  const keyLen = 3 * rows;
+  if (tableHit(st, p, keyLen, seqLen, extra)) return rows;
+  if (S > fusedMaxSeq) {
+    buildMropeTable(st, APPLY, 'options.positions', p, rows, seqLen, extra);
+    return rows;
+  }
+  st.tabValid = false; // until a kernel succeeds
+  const posPtr = stageTableKey(st, APPLY, 'options.positions', p, keyLen);
+  const key = st.tabPos; // checked copies: no user code runs while they are compared
+  let same = true;
+  for (let i = 0; i < rows && same; i++) same = key[i] === key[rows + i] && key[i] === key[2 * rows + i];
+  const cosPtr = reserveTable(st, rows, APPLY);
+  if (same) st.fusedPos = posPtr;
+  else tableFromStaged(st, APPLY, 'options.positions', posPtr, rows, seqLen, extra, cosPtr);
+  return rows;
 }
 
 /** rope.rerotate's per-axis delta: [dt, dh, dw], integers with |d| <= INT32_MAX. */

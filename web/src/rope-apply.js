@@ -9,7 +9,8 @@ import { locateData, stageData, returnData, dataOverlap, resolveDtype } from './
 import { readShape, LAYOUTS } from './rope-view.js';
 import { halfIn } from './rope-dtype.js';
 import { applyConfig, kApplyConfig } from './rope-apply-config.js';
-import { applyStrided, applyTable, rotateQK } from './rope-strided.js';
+import { applyStrided, applyTable, rotateQK, FUSED_MAX_SEQ } from './rope-strided.js';
+import { mropeApplyTable } from './mrope.js';
 
 const APPLY = 'rope.apply';
 const APPLY_KEYS = knownKeys('shape', 'layout', 'positions', 'inverse', 'seqLen', 'k', 'kHeads', 'dtype', 'strides', 'offset', 'kStrides', 'kOffset');
@@ -188,7 +189,10 @@ export function applyRope(st, x, options) {
   // Forward: tables carry HF's attention factor a. Inverse: tables scaled by a * (1/a^2) = 1/a, so the
   // inverse rotation divides the factor back out: inverse(apply(x)) == x.
   const extra = inverse ? st.inverseScale : 1;
-  const rows = applyTable(st, p, B, S, seqLen, extra);
+  const rows =
+    st.mrope !== null && p !== undefined && p !== null
+      ? mropeApplyTable(st, p, B, S, seqLen, extra, FUSED_MAX_SEQ)
+      : applyTable(st, p, B, S, seqLen, extra);
   const perBatch = rows !== S ? 1 : 0;
   const rotation = inverse ? st.rotateInverse : st.rotateForward;
   // both blocks first, then the copies: no allocation after a copy

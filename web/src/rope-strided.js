@@ -80,8 +80,9 @@ export function rotateQK(st, qPtr, kPtr, qCfg, kCfg, rows, seqLen, extra) {
     const cosPtr = st.tabPtr;
     const status = ex.pe_rope_apply_positions(st.ptr, qPtr, kPtr, cosPtr, cosPtr + st.tabCap * 4, posPtr, sl, extra, qCfg, kCfg);
     if (status !== 0) throw positionError(st, APPLY, 'options.positions', posPtr, rows, status);
-    // the kernel kept its rows in the table: the next call with these positions reads them
-    st.tabRows = rows;
+    // the kernel kept its rows in the table: the next call with these positions reads them (an M-RoPE rope's
+    // key is its three equal streams, mrope.js mropeApplyTable)
+    st.tabRows = st.mrope !== null ? 3 * rows : rows;
     st.tabIota = false;
     st.tabSeqLen = seqLen;
     st.tabExtra = extra;

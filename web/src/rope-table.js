@@ -11,8 +11,9 @@
 // inverse frequencies are fixed per rope, apart from seqLen, which is part of the key (dynamic and longrope
 // choose their frequencies from it; with seqLen from the positions it follows from their values).
 
-import { checkInt, INT32_MAX } from './errors.js';
+import { checkInt, typeError, rangeError, INT32_MAX } from './errors.js';
 import { SLOT, int32sLength, copyInt32s, int32RangeErrorAt } from './memory.js';
+import { typedArrayTag, viewLength } from './typed-arrays.js';
 
 export const POSITIONS_BOUND = `an integer in [0, ${INT32_MAX}]`;
 
@@ -49,9 +50,15 @@ export function tableHit(st, positions, rows, seqLen, extra) {
   return true;
 }
 
+/** The longest key that stageTableKey copies by an element loop (a decode step's 1-4 positions, M-RoPE's 3-12). */
+const SMALL_KEY = 16;
+
 /**
  * Copies n positions first into the rope's JS copy (the cache key; also safe from a positions array that views
  * wasm memory, which later allocations may detach), checking each, then into wasm scratch; returns the pointer.
+ * A short key (a decode step's new positions) takes an element loop that writes key and scratch in one pass,
+ * with the checks and messages of memory.js copyInt32s: a TypedArray.prototype.set call and the helper's
+ * lookups cost more than the few elements.
  */
 export function stageTableKey(st, where, name, positions, n) {
   const heap = st.ctx.heap;
@@ -61,7 +68,22 @@ export function stageTableKey(st, where, name, positions, n) {
     st.tabPos = new Int32Array(cap);
   }
   const key = st.tabPos;
-  copyInt32s(where, name, positions, n, key, 0, 0, INT32_MAX, POSITIONS_BOUND);
+  if (n <= SMALL_KEY) {
+    if (typedArrayTag(positions) === 'Int32Array') {
+      // unchecked here, as copyInt32s leaves it: the C core scans the staged values (positionError)
+      if (viewLength(positions) !== n) copyInt32s(where, name, positions, n, key, 0, 0, INT32_MAX, POSITIONS_BOUND); // throws
+      for (let i = 0; i < n; i++) key[i] = positions[i];
+    } else {
+      for (let i = 0; i < n; i++) {
+        const v = positions[i];
+        if (typeof v !== 'number') throw typeError(where, `${name}[${i}] must be ${POSITIONS_BOUND}`, v);
+        if (!(Number.isInteger(v) && v >= 0 && v <= INT32_MAX)) throw rangeError(where, `${name}[${i}] must be ${POSITIONS_BOUND}`, v);
+        key[i] = v;
+      }
+    }
+  } else {
+    copyInt32s(where, name, positions, n, key, 0, 0, INT32_MAX, POSITIONS_BOUND);
+  }
   const posPtr = heap.scratch(SLOT.POS, n * 4, where, name);
   const i32 = heap.i32;
   if (n < 64) for (let i = 0, b = posPtr >>> 2; i < n; i++) i32[b + i] = key[i];
