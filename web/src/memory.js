@@ -73,8 +73,10 @@ export const MAX_TENSOR_LENGTH = 2 ** 30 - 1;
 // parameters), and a block never takes more than half of the 4 GiB a wasm32 memory can reach.
 export const MAX_BLOCK_BYTES = 2 ** 31 - 1;
 
-// The alignment of every block Heap.malloc returns: a cache line (see malloc).
+// The alignment of every block Heap.malloc returns: a cache line (see malloc). malloc is asked for
+// BLOCK_ALIGN_SLACK bytes more than the block, so it sees at most MAX_BLOCK_BYTES + BLOCK_ALIGN_SLACK.
 const BLOCK_ALIGN = 64;
+export const BLOCK_ALIGN_SLACK = BLOCK_ALIGN - 8;
 
 function changedLength(where, n, now) {
   return new RangeError(`${where}: a Float32Array argument changed length during the call (${n}, then ${now}): its buffer was resized`);
@@ -157,7 +159,7 @@ export class Heap {
     // Every block starts on a cache line. malloc's blocks are only 8-byte aligned, and a tensor that starts 8
     // bytes into a line has one v128 load in four split across two lines (~1.1x on a large rotation); 56 spare
     // bytes are enough to move any 8-aligned start to the next multiple of 64.
-    const raw = this.exports.malloc(Math.max(bytes, 8) + BLOCK_ALIGN - 8) >>> 0;
+    const raw = this.exports.malloc(Math.max(bytes, 8) + BLOCK_ALIGN_SLACK) >>> 0;
     if (raw === 0) throw new RangeError(`${where}: out of WebAssembly memory allocating ${bytes} bytes for ${what}`);
     const ptr = ((raw + BLOCK_ALIGN - 1) & -BLOCK_ALIGN) >>> 0;
     if (ptr !== raw) this._rawBlock.set(ptr, raw);
