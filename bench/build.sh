@@ -41,7 +41,7 @@ if command -v emcc >/dev/null 2>&1; then
 
   FLAGS="$EMVER $EMFLAGS limit"
   CMD='emcc $EMFLAGS -sEXPORTED_FUNCTIONS=_malloc,_free bench/wasm/limit.c bench/wasm/limit_strided.c bench/wasm/rotation.c -o bench/build/limit.wasm'
-  step bench/build/limit.wasm bench/wasm/limit.c bench/wasm/limit_strided.c bench/wasm/rotation.c
+  step bench/build/limit.wasm bench/wasm/limit.c bench/wasm/limit_strided.c bench/wasm/limit_scale.h bench/wasm/rotation.c
 
   FLAGS="$EMVER $EMFLAGS unfused"
   CMD='emcc $EMFLAGS -sEXPORTED_FUNCTIONS=_malloc,_free,_pe_rope_init,_pe_rope_cos_sin,_pe_rope_apply,_pe_alibi_bias,_pe_abi_rope_config_layout \

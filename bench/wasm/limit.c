@@ -12,20 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "limit_scale.h"
 #include <wasm_simd128.h>
 
 __attribute__((export_name("limit_inplace"))) void limit_inplace(float *x, int32_t n, float s) {
-    v128_t vs = wasm_f32x4_splat(s);
-    int32_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        v128_t a = wasm_v128_load(x + i), b = wasm_v128_load(x + i + 4);
-        v128_t c = wasm_v128_load(x + i + 8), d = wasm_v128_load(x + i + 12);
-        wasm_v128_store(x + i, wasm_f32x4_mul(a, vs));
-        wasm_v128_store(x + i + 4, wasm_f32x4_mul(b, vs));
-        wasm_v128_store(x + i + 8, wasm_f32x4_mul(c, vs));
-        wasm_v128_store(x + i + 12, wasm_f32x4_mul(d, vs));
-    }
-    for (; i < n; i++) x[i] *= s;
+    limit_scale(x, n, wasm_f32x4_splat(s), s);
 }
 
 __attribute__((export_name("limit_copy"))) void limit_copy(float *dst, const float *src, int32_t n) {

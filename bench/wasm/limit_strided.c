@@ -14,25 +14,14 @@
 #include <stdint.h>
 #include <wasm_simd128.h>
 
-static inline void scale(float *x, int32_t n, v128_t vs, float s) {
-    int32_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        v128_t a = wasm_v128_load(x + i), b = wasm_v128_load(x + i + 4);
-        v128_t c = wasm_v128_load(x + i + 8), d = wasm_v128_load(x + i + 12);
-        wasm_v128_store(x + i, wasm_f32x4_mul(a, vs));
-        wasm_v128_store(x + i + 4, wasm_f32x4_mul(b, vs));
-        wasm_v128_store(x + i + 8, wasm_f32x4_mul(c, vs));
-        wasm_v128_store(x + i + 12, wasm_f32x4_mul(d, vs));
-    }
-    for (; i < n; i++) x[i] *= s;
-}
+#include "limit_scale.h"
 
 __attribute__((export_name("limit_inplace_rows"))) void
 limit_inplace_rows(float *q, int32_t ql, int32_t qs, float *k, int32_t kl, int32_t ks, int32_t rows, float s) {
     v128_t vs = wasm_f32x4_splat(s);
     for (int32_t r = 0; r < rows; r++) {
-        scale(q + (uint32_t)r * (uint32_t)qs, ql, vs, s);
-        if (kl > 0) scale(k + (uint32_t)r * (uint32_t)ks, kl, vs, s);
+        limit_scale(q + (uint32_t)r * (uint32_t)qs, ql, vs, s);
+        if (kl > 0) limit_scale(k + (uint32_t)r * (uint32_t)ks, kl, vs, s);
     }
 }
 
@@ -43,7 +32,7 @@ limit_inplace_heads(float *x, int32_t heads, int32_t hs, int32_t seq, int32_t d,
         const int32_t count = heads - j0 < group ? heads - j0 : group;
         for (int32_t p = 0; p < seq; p++)
             for (int32_t t = 0; t < count; t++)
-                scale(x + (uint32_t)(j0 + t) * (uint32_t)hs + (uint32_t)p * d, d, vs, s);
+                limit_scale(x + (uint32_t)(j0 + t) * (uint32_t)hs + (uint32_t)p * d, d, vs, s);
     }
 }
 
@@ -55,10 +44,10 @@ __attribute__((export_name("limit_inplace_pairs"))) void limit_inplace_pairs(flo
     for (int32_t r = 0; r < rows; r++) {
         float *qr = q + (uint32_t)r * (uint32_t)qs, *kr = k + (uint32_t)r * (uint32_t)ks;
         for (int32_t h = 0; h < both; h++) {
-            scale(qr + (uint32_t)h * d, d, vs, s);
-            scale(kr + (uint32_t)h * d, d, vs, s);
+            limit_scale(qr + (uint32_t)h * d, d, vs, s);
+            limit_scale(kr + (uint32_t)h * d, d, vs, s);
         }
-        for (int32_t h = both; h < qh; h++) scale(qr + (uint32_t)h * d, d, vs, s);
-        for (int32_t h = both; h < kh; h++) scale(kr + (uint32_t)h * d, d, vs, s);
+        for (int32_t h = both; h < qh; h++) limit_scale(qr + (uint32_t)h * d, d, vs, s);
+        for (int32_t h = both; h < kh; h++) limit_scale(kr + (uint32_t)h * d, d, vs, s);
     }
 }
