@@ -39,38 +39,7 @@ static pe_rope_config random_rope_config(pe_rng *rng, double factors[2][PE_ROPE_
     c.base = pe_rng_int(rng, 0, 1) ? 10000.0 : 1e4 + 1e6 * (double)pe_rng_int(rng, 0, 500);
     c.pairing = pe_rng_int(rng, 0, 1);
     c.type = pe_rng_int(rng, 0, PE_ROPE_TYPE_COUNT - 1);
-    switch (c.type) {
-    case PE_ROPE_LINEAR: c.factor = 1.0 + pe_rng_int(rng, 0, 15); break;
-    case PE_ROPE_DYNAMIC:
-        c.factor = 2.0 + pe_rng_int(rng, 0, 6);
-        c.max_position_embeddings = 2048;
-        break;
-    case PE_ROPE_YARN:
-        c.factor = 4.0 + pe_rng_int(rng, 0, 28);
-        c.original_max_position_embeddings = 4096;
-        c.max_position_embeddings = 4096 * (int32_t)c.factor;
-        break;
-    case PE_ROPE_LONGROPE: {
-        c.max_position_embeddings = 131072;
-        c.original_max_position_embeddings = 4096;
-        const int32_t n = (c.rotary_dim ? c.rotary_dim : c.head_dim) / 2;
-        for (int32_t i = 0; i < n; i++) {
-            factors[0][i] = 1.0 + 0.05 * i;
-            factors[1][i] = 1.0 + 0.5 * i;
-        }
-        c.short_factor = factors[0];
-        c.long_factor = factors[1];
-        break;
-    }
-    case PE_ROPE_LLAMA3:
-        c.factor = 8.0;
-        c.low_freq_factor = 1.0;
-        c.high_freq_factor = 4.0;
-        c.original_max_position_embeddings = 8192;
-        break;
-    case PE_ROPE_PROPORTIONAL: c.factor = pe_rng_int(rng, 0, 1) ? 0.0 : 2.0; break;
-    default: break;
-    }
+    set_scaling(&c, rng, factors);
     return c;
 }
 

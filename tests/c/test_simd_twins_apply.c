@@ -181,39 +181,6 @@ static void test_paths(void) {
     CHECK(cases == 500 && common_cases >= 150, "only %d cases ran, %d with a common rotary size", cases, common_cases);
 }
 
-/* One config per scaling family, each past its switch point at large positions (dynamic recomputes its
- * frequencies, longrope takes the long factors) and most with an attention factor other than 1. */
-static pe_rope_config family_config(int32_t type, int32_t head_dim, double factors[2][PE_ROPE_MAX_FREQ]) {
-    pe_rope_config c = {.head_dim = head_dim, .type = type};
-    switch (type) {
-    case PE_ROPE_LINEAR: c.factor = 4.0; break;
-    case PE_ROPE_DYNAMIC:
-        c.factor = 4.0;
-        c.max_position_embeddings = 2048;
-        break;
-    case PE_ROPE_YARN:
-        c.factor = 16.0;
-        c.original_max_position_embeddings = 4096;
-        break;
-    case PE_ROPE_LONGROPE:
-        c.max_position_embeddings = 131072;
-        c.original_max_position_embeddings = 4096;
-        for (int32_t i = 0; i < head_dim / 2; i++) factors[0][i] = 1.0 + 0.05 * i, factors[1][i] = 1.0 + 0.5 * i;
-        c.short_factor = factors[0];
-        c.long_factor = factors[1];
-        break;
-    case PE_ROPE_LLAMA3:
-        c.factor = 8.0;
-        c.low_freq_factor = 1.0;
-        c.high_freq_factor = 4.0;
-        c.original_max_position_embeddings = 8192;
-        break;
-    case PE_ROPE_PROPORTIONAL: c.factor = 2.0; break;
-    default: break;
-    }
-    return c;
-}
-
 /* The decode step's own rows (pe_rope_apply_positions keeps them in cos_out / sin_out) against the table's
  * (pe_rope_cos_sin), in both builds, bit for bit: every scaling family, random positions up to 2^31 - 1, row
  * lengths on and off the 4-frequency SIMD step and past the 64-frequency block of the two-pass row. And each
@@ -230,7 +197,8 @@ static void test_rows(void) {
     for (int32_t type = 0; type < PE_ROPE_TYPE_COUNT; type++)
         for (int it = 0; it < 24; it++) {
             const int32_t D = dims[it % (int)(sizeof dims / sizeof *dims)];
-            const pe_rope_config rc = family_config(type, D, factors);
+            pe_rope_config rc = {.head_dim = D, .type = type};
+            set_scaling(&rc, NULL, factors);
             if (pe_rope_init(&rope, &rc) != PE_OK) {
                 CHECK(0, "family %d head_dim %d rejected", type, D);
                 continue;

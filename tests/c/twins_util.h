@@ -44,4 +44,41 @@ static size_t random_view(pe_rope_apply_config *ac, pe_rng *rng, int32_t D) {
     return (size_t)(ac->offset + (B - 1) * st->batch + (S - 1) * st->seq + (H - 1) * st->heads + D);
 }
 
+/* The scaling fields of c->type (c->head_dim and c->rotary_dim already set; factor arrays point into `factors`).
+ * With rng, each factor is drawn from its family's usual range; without, one fixed config per family, each past
+ * its switch point at large positions (dynamic recomputes its frequencies, longrope takes the long factors). */
+static void set_scaling(pe_rope_config *c, pe_rng *rng, double factors[2][PE_ROPE_MAX_FREQ]) {
+#define PICK(fixed, lo, hi) (rng ? (double)pe_rng_int(rng, lo, hi) : (double)(fixed))
+    switch (c->type) {
+    case PE_ROPE_LINEAR: c->factor = PICK(4, 1, 16); break;
+    case PE_ROPE_DYNAMIC:
+        c->factor = PICK(4, 2, 8);
+        c->max_position_embeddings = 2048;
+        break;
+    case PE_ROPE_YARN:
+        c->factor = PICK(16, 4, 32);
+        c->original_max_position_embeddings = 4096;
+        c->max_position_embeddings = 4096 * (int32_t)c->factor;
+        break;
+    case PE_ROPE_LONGROPE: {
+        c->max_position_embeddings = 131072;
+        c->original_max_position_embeddings = 4096;
+        const int32_t n = (c->rotary_dim ? c->rotary_dim : c->head_dim) / 2;
+        for (int32_t i = 0; i < n; i++) factors[0][i] = 1.0 + 0.05 * i, factors[1][i] = 1.0 + 0.5 * i;
+        c->short_factor = factors[0];
+        c->long_factor = factors[1];
+        break;
+    }
+    case PE_ROPE_LLAMA3:
+        c->factor = 8.0;
+        c->low_freq_factor = 1.0;
+        c->high_freq_factor = 4.0;
+        c->original_max_position_embeddings = 8192;
+        break;
+    case PE_ROPE_PROPORTIONAL: c->factor = rng && pe_rng_int(rng, 0, 1) ? 0.0 : 2.0; break;
+    default: break;
+    }
+#undef PICK
+}
+
 #endif

@@ -20,7 +20,7 @@ import { checkKnownKeys, typeError, INT32_MAX } from './errors.js';
 import { SLOT, copyInt32s } from './memory.js';
 import { POSITIONS_BOUND, tableHit } from './rope-table.js';
 import { mropeRows, buildMropeTable } from './mrope.js';
-import { applyConfig, stridedConfig, clearStrides } from './rope-apply-config.js';
+import { applyConfig, stridedConfig } from './rope-apply-config.js';
 
 const BOUND = 'options.positions must be an object { q, k } for an M-RoPE options.rope, each three streams [t..., h..., w...] (HF position_ids [3, batch, seq] flattened)';
 const copies = new WeakMap(); // rope state -> { q: Int32Array, k: Int32Array }, grown as needed
@@ -95,12 +95,8 @@ function rotate(m, heap, part, slot, ptr, loc, n, shared, view, B, S, H, layout,
   if (!view.given) {
     status = ex.pe_rope_apply(st.ptr, first, cosPtr, sinPtr, applyConfig(st, B, S, H, layout, pp.perBatch, st.rotateForward));
   } else {
-    try {
-      const v = { sb: view.strides[0], ss: view.strides[1], sh: view.strides[2] }; // 0: dense, as attention's views
-      status = ex.pe_rope_apply(st.ptr, first, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, pp.perBatch, st.rotateForward, v));
-    } finally {
-      clearStrides(st);
-    }
+    const v = { sb: view.strides[0], ss: view.strides[1], sh: view.strides[2] }; // 0: dense, as attention's views
+    status = ex.pe_rope_apply(st.ptr, first, cosPtr, sinPtr, stridedConfig(st, B, S, H, layout, pp.perBatch, st.rotateForward, v));
   }
   if (status !== 0) throw st.ctx.statusError(where, status);
   return x;

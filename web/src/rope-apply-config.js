@@ -79,17 +79,3 @@ export function stridedConfig(st, B, S, H, layout, perBatch, rotation, v, dtype 
     ? writeConfig(st, st.kApplyPtr, st.kApplied, B, S, H, layout, perBatch, rotation, dtype, v.sb, v.ss, v.sh)
     : writeConfig(st, st.applyPtr, st.applied, B, S, H, layout, perBatch, rotation, dtype, v.sb, v.ss, v.sh);
 }
-
-/**
- * Puts the dense zeros back in both blocks' stride fields. No longer needed after a strided call (each block
- * records its strides, and a dense call rewrites them); kept for callers that want the blocks dense now.
- */
-export function clearStrides(st) {
-  const i32 = st.ctx.heap.i32;
-  const f = st.cfgIdx;
-  for (const [p, last] of [[st.applyPtr >>> 2, st.applied], [st.kApplyPtr >>> 2, st.kApplied]]) {
-    i32[p + f.sb] = last[7] = 0;
-    i32[p + f.ss] = last[8] = 0;
-    i32[p + f.sh] = last[9] = 0;
-  }
-}
