@@ -79,7 +79,7 @@ import { ensureStyles } from './lib/style.js';
 import { h } from './lib/dom.js';
 import { reservedHeight, NARROW_QUERY } from './lib/heights.js';
 import { fitOverflow } from './lib/overflow.js';
-import { releaseHeld, rectOf } from './lib/offscreen.js';
+import { releaseHeld, heldHeight, rectOf } from './lib/offscreen.js';
 
 export { h };
 
@@ -400,9 +400,13 @@ export class PeElement extends HTMLElement {
     // half a widget's cost; the element keeps its height in between so nothing below it moves
     const job = () => {
       delete this.dataset.relabel;
-      if (!(this.#started && this.body && this.dataset.lang !== this.lang)) return;
+      if (!(this.#started && this.body && this.dataset.lang !== this.lang)) {
+        releaseHeld(this); // nothing to relabel (switched back meanwhile): lib/offscreen.js left it to us
+        return;
+      }
       const held = !this.style.minHeight;
-      if (held) this.style.minHeight = `${this.getBoundingClientRect().height}px`;
+      // a widget still held by the switch has its height written down: no layout of its old content to read it
+      if (held) this.style.minHeight = `${heldHeight(this) ?? this.getBoundingClientRect().height}px`;
       this.#renderNow({
         drawLater: (draw) => relabelQueue.unshift(() => {
           let p;
@@ -501,13 +505,16 @@ export class PeElement extends HTMLElement {
   }
 
   #renderNow({ drawLater = null } = {}) {
-    releaseHeld(this); // held by a language switch (lib/offscreen.js): its old content was never restyled
+    const focusKey = this.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
+    // Held by a language switch (lib/offscreen.js): its old content is thrown away while still display: none, and
+    // only then the widget released. Released first, the removal made Chromium restyle the old content it was
+    // about to drop (20–45 ms for a large widget, in a Chromium trace).
+    this.body.replaceChildren();
+    releaseHeld(this);
     this.dataset.lang = this.lang;
     // the content says its own language: a page switching <html lang> then re-lays out its own prose only, and
     // each widget's text is re-shaped in the task that re-renders it (a widget still waiting is still English)
     this.body.lang = this.lang === 'zh' ? 'zh-CN' : 'en';
-    const focusKey = this.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
-    this.body.replaceChildren();
     this.removeAttribute('data-error');
     try {
       this.render();
