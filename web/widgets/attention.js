@@ -379,6 +379,11 @@ class PeAttention extends PeElement {
       if (split) {
         await new Promise((ok) => setTimeout(ok, 0));
         if (this.drawToken !== token || !this.body) return;
+      } else if (this.relabeling && hd !== heads[0]) {
+        // after a language switch: each map lays out on its own (a forced layout of ~420 objects), so a new task
+        // once this one has run long, as the other widgets' figures do (base.js yieldIfLong)
+        await this.yieldIfLong();
+        if (this.drawToken !== token || !this.body) return;
       }
       const off = ((layer * H) + hd) * n * n;
       const w = new Float32Array(n * n);

@@ -79,7 +79,7 @@ import { ensureStyles } from './lib/style.js';
 import { h } from './lib/dom.js';
 import { reservedHeight, NARROW_QUERY } from './lib/heights.js';
 import { fitOverflow } from './lib/overflow.js';
-import { releaseHeld, rectOf } from './lib/offscreen.js';
+import { releaseHeld, heldHeight, rectOf } from './lib/offscreen.js';
 
 export { h };
 
@@ -238,11 +238,53 @@ const COMMON_ATTRS = ['lang', 'models-base', 'simd'];
 // the new language and a page of twelve widgets does not spend seconds relabelling what nobody sees.
 // Each rendered widget carries data-lang="<its language>" (tests wait for it).
 const relabelQueue = [];
-let relabelTimer = 0;
+let relabelTimer = 0; // a timer id, 0 (none), or -1 while a job's promise runs (its parts in frames of their own)
 function runRelabel() {
   relabelTimer = 0;
-  relabelQueue.shift()?.();
-  if (relabelQueue.length) relabelTimer = setTimeout(runRelabel, 0);
+  const r = relabelQueue.shift()?.();
+  const next = () => {
+    relabelTimer = 0;
+    if (relabelQueue.length) relabelTimer = setTimeout(runRelabel, 0);
+  };
+  if (r && typeof r.then === 'function') {
+    relabelTimer = -1; // no other widget's job until this one's parts are in
+    r.finally(next);
+  } else next();
+}
+
+// A deferred relabel's new content goes into the page a few hundred elements at a time, one part a frame
+// (a Chromium trace: the frame after a large widget's render() styled and laid out its ~1,100 new elements in
+// one go, 35–45 ms of the 60–90 ms long tasks left after a switch). The widget holds its height meanwhile and
+// is off screen (a screen ahead of the reader), so the parts arriving change nothing a reader sees.
+const ELEMENTS_A_PART = 400;
+const afterFrame = (fn) => (typeof requestAnimationFrame === 'function' ? requestAnimationFrame(() => setTimeout(fn, 0)) : setTimeout(fn, 0));
+/**
+ * Takes all but the first part of body's new children out again; resolves once they are back, a part a frame,
+ * and a frame has laid out the last one.
+ */
+function appendInParts(body) {
+  const parts = [];
+  let count = Infinity;
+  for (const child of body.children) {
+    const n = 1 + child.getElementsByTagName('*').length;
+    if (count + n > ELEMENTS_A_PART && count > 0) parts.push([]), (count = 0);
+    parts.at(-1).push(child);
+    count += n;
+  }
+  // one part: still a frame before the draw, so the draw's first figure does not lay out the whole new content
+  if (parts.length < 2) return new Promise((done) => afterFrame(done));
+  for (const part of parts.slice(1)) for (const c of part) c.remove();
+  return new Promise((done) => {
+    let i = 1;
+    // stopped by a render since (a control, another switch: the first part is gone) or a removal
+    const current = () => body.isConnected && parts[0][0].parentNode === body;
+    const step = () => {
+      if (current()) body.append(...parts[i]);
+      if (++i < parts.length && current()) afterFrame(step);
+      else afterFrame(done); // the last part gets its frame before the draw
+    };
+    afterFrame(step);
+  });
 }
 function queueRelabel(job) {
   relabelQueue.push(job);
@@ -398,12 +440,18 @@ export class PeElement extends HTMLElement {
   #relabel() {
     // render() and draw() go in two tasks (the draw straight after, before any other widget's), each about
     // half a widget's cost; the element keeps its height in between so nothing below it moves
+    let deferred = false; // relabelled when it nears the viewport (not on screen at the switch)
     const job = () => {
       delete this.dataset.relabel;
-      if (!(this.#started && this.body && this.dataset.lang !== this.lang)) return;
+      if (!(this.#started && this.body && this.dataset.lang !== this.lang)) {
+        releaseHeld(this); // nothing to relabel (switched back meanwhile): lib/offscreen.js left it to us
+        return;
+      }
       const held = !this.style.minHeight;
-      if (held) this.style.minHeight = `${this.getBoundingClientRect().height}px`;
-      this.#renderNow({
+      // a widget still held by the switch has its height written down: no layout of its old content to read it
+      if (held) this.style.minHeight = `${heldHeight(this) ?? this.getBoundingClientRect().height}px`;
+      return this.#renderNow({
+        inParts: deferred,
         drawLater: (draw) => relabelQueue.unshift(() => {
           let p;
           try {
@@ -420,7 +468,6 @@ export class PeElement extends HTMLElement {
           }
         }),
       });
-      relabelTimer ||= setTimeout(runRelabel, 0);
     };
     this.#relabelIo?.disconnect();
     this.#relabelIo = null;
@@ -433,6 +480,7 @@ export class PeElement extends HTMLElement {
       if (!entries.some((e) => e.isIntersecting)) return;
       this.#relabelIo?.disconnect();
       this.#relabelIo = null;
+      deferred = true;
       queueRelabel(job);
       // a screen ahead: a reader who scrolls a screen at a time meets it already relabelled, not re-laid out in view
     }, { rootMargin: '100% 0px' });
@@ -500,14 +548,17 @@ export class PeElement extends HTMLElement {
     });
   }
 
-  #renderNow({ drawLater = null } = {}) {
-    releaseHeld(this); // held by a language switch (lib/offscreen.js): its old content was never restyled
+  #renderNow({ drawLater = null, inParts = false } = {}) {
+    const focusKey = this.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
+    // Held by a language switch (lib/offscreen.js): its old content is thrown away while still display: none, and
+    // only then the widget released. Released first, the removal made Chromium restyle the old content it was
+    // about to drop (20–45 ms for a large widget, in a Chromium trace).
+    this.body.replaceChildren();
+    releaseHeld(this);
     this.dataset.lang = this.lang;
     // the content says its own language: a page switching <html lang> then re-lays out its own prose only, and
     // each widget's text is re-shaped in the task that re-renders it (a widget still waiting is still English)
     this.body.lang = this.lang === 'zh' ? 'zh-CN' : 'en';
-    const focusKey = this.contains(document.activeElement) ? document.activeElement?.dataset?.key : null;
-    this.body.replaceChildren();
     this.removeAttribute('data-error');
     try {
       this.render();
@@ -518,6 +569,7 @@ export class PeElement extends HTMLElement {
     if (focusKey) this.body.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
     if (drawLater) drawLater(() => this.update());
     else this.update();
+    return inParts && !focusKey ? appendInParts(this.body) : null;
   }
 
   /** Build the DOM into this.body (override). */

@@ -135,20 +135,26 @@ class PeLearned extends PeElement {
     });
     // after a language switch: the similarity map, the chart and the probe in tasks of their own
     if (this.relabeling) await this.yieldIfLong();
-    const norms = new Float64Array(n);
-    for (let p = 0; p < n; p++) {
-      let s = 0;
-      for (let j = 0; j < d; j++) s += T[p * d + j] ** 2;
-      norms[p] = Math.sqrt(s) || 1;
-    }
-    const sim = new Float32Array(n * n);
-    for (let p = 0; p < n; p++) {
-      for (let q = 0; q < n; q++) {
+    // the similarities depend on the table only (setup() loads it once): kept, so a language switch only redraws
+    if (this.simOf !== T) {
+      const norms = new Float64Array(n);
+      for (let p = 0; p < n; p++) {
         let s = 0;
-        for (let j = 0; j < d; j++) s += T[p * d + j] * T[q * d + j];
-        sim[p * n + q] = s / (norms[p] * norms[q]);
+        for (let j = 0; j < d; j++) s += T[p * d + j] ** 2;
+        norms[p] = Math.sqrt(s) || 1;
       }
+      const sim = new Float32Array(n * n);
+      for (let p = 0; p < n; p++) {
+        for (let q = 0; q < n; q++) {
+          let s = 0;
+          for (let j = 0; j < d; j++) s += T[p * d + j] * T[q * d + j];
+          sim[p * n + q] = s / (norms[p] * norms[q]);
+        }
+      }
+      this.sim = sim;
+      this.simOf = T;
     }
+    const sim = this.sim;
     heatmap(this.simFig, sim, n, n, { range: 1, height: 300, xLabel: 'q', yLabel: 'p', caption: this.t('learned.simCap'), lang: this.lang });
     if (this.relabeling) await this.yieldIfLong();
     const ks = Array.from({ length: n - 1 }, (_, k) => k + 1);
@@ -186,26 +192,32 @@ class PeLearned extends PeElement {
     const rows = [];
     // in distribution, here: the check set at the training length
     if (this.check?.sequences?.length) {
-      let lossSum = 0, count = 0, correct = 0;
-      for (const sq of this.check.sequences.slice(0, 8)) {
-        const toks = this.tiny.encode(sq.text.slice(0, n));
-        const targets = new Int32Array(toks.length).fill(-1);
-        for (let i = 0; i + 1 < toks.length; i++) if (!sq.scored || sq.scored[i] === '1') targets[i] = toks[i + 1];
-        const r = this.tiny.evaluate(toks, { targets });
-        lossSum += r.lossSum;
-        count += r.count;
-        correct += r.correct;
+      // the model's numbers do not change with the language: computed once per loaded model (setup())
+      if (this.lossOf !== this.tiny) {
+        let lossSum = 0, count = 0, correct = 0;
+        for (const sq of this.check.sequences.slice(0, 8)) {
+          const toks = this.tiny.encode(sq.text.slice(0, n));
+          const targets = new Int32Array(toks.length).fill(-1);
+          for (let i = 0; i + 1 < toks.length; i++) if (!sq.scored || sq.scored[i] === '1') targets[i] = toks[i + 1];
+          const r = this.tiny.evaluate(toks, { targets });
+          lossSum += r.lossSum;
+          count += r.count;
+          correct += r.correct;
+        }
+        // one past the end, here: the forward refuses
+        const longer = this.check.sequences.map((s) => s.text).join('').slice(0, n + 1);
+        let msg;
+        try {
+          this.tiny.forward(this.tiny.encode(longer));
+          msg = '?';
+        } catch (e) {
+          msg = e.message;
+        }
+        this.loss = { lossSum, count, correct, msg };
+        this.lossOf = this.tiny;
       }
+      const { lossSum, count, correct, msg } = this.loss;
       rows.push([n, fmt(lossSum / count, 4), `${(100 * correct / count).toFixed(1)}%`, this.t('learned.here')]);
-      // one past the end, here: the forward refuses
-      const longer = this.check.sequences.map((s) => s.text).join('').slice(0, n + 1);
-      let msg;
-      try {
-        this.tiny.forward(this.tiny.encode(longer));
-        msg = '?';
-      } catch (e) {
-        msg = e.message;
-      }
       rows.push([n + 1, '—', '—', h('span', {}, this.t('learned.cannot', { msg: '' }), h('code', { translate: 'no' }, msg))]);
     }
     // npm run train's own evaluation, recorded in config.json (the same numbers as eval.json's 1x row)

@@ -242,10 +242,24 @@ class PePitfalls extends PeElement {
       return true;
     };
     const common = `${this.d}|${s.base}|${s.seed}`;
-    if (this.show.has('pairing') && changed('pairing', `${common}|${s.checkpoint}|${s.runtime}|${s.permute}`)) this.drawPairing();
-    if (this.show.has('fast') && changed('fast', `${this.d}|${s.base}|${s.position}`)) this.drawFast();
-    if (this.show.has('score') && changed('score', `${common}|${s.distance}`)) this.drawScore();
-    if (this.show.has('drift') && changed('drift', `${this.d}|${s.base}|${s.driftPair}|${s.maxPosition}`)) this.drawDrift();
+    const parts = [];
+    if (this.show.has('pairing') && changed('pairing', `${common}|${s.checkpoint}|${s.runtime}|${s.permute}`)) parts.push(() => this.drawPairing());
+    if (this.show.has('fast') && changed('fast', `${this.d}|${s.base}|${s.position}`)) parts.push(() => this.drawFast());
+    if (this.show.has('score') && changed('score', `${common}|${s.distance}`)) parts.push(() => this.drawScore());
+    if (this.show.has('drift') && changed('drift', `${this.d}|${s.base}|${s.driftPair}|${s.maxPosition}`)) parts.push(() => this.drawDrift());
+    if (!this.relabeling) {
+      for (const f of parts) f();
+      return undefined;
+    }
+    // after a language switch all four sections redraw (a chart and a forced layout each): a new task between
+    // them once this one has run long (yieldIfLong), not one task of all four; a control redraws in one go
+    return (async () => {
+      for (const [i, f] of parts.entries()) {
+        if (i) await this.yieldIfLong();
+        if (!this.body) return;
+        f();
+      }
+    })();
   }
 
   /** Scores q̃·k̃ for q at positions K + r and k at K, r = −R..R (through rope.apply). */

@@ -27,6 +27,11 @@ const HELD_CSS = '.pe-widget[data-pe-held] > * { display: none !important; }';
 const held = new Map(); // element -> its own inline height before the hold
 let io = null;
 
+/** The border-box height a held widget is held at (px), or null when it is not held: read without a layout. */
+export function heldHeight(el) {
+  return held.has(el) ? parseFloat(el.style.height) : null;
+}
+
 /** Gives a held widget its content and its own height back (no-op when it is not held). */
 export function releaseHeld(el) {
   if (!held.has(el)) {
@@ -88,8 +93,11 @@ export function planHold(root = document, margin = 0.5 * (typeof innerHeight ===
   return () => {
     if (snapshot === rects) snapshot = null;
     addStyle('pe-held', HELD_CSS);
+    // A widget waiting to relabel (data-relabel="pending", base.js) is left held: it releases itself in the task
+    // that throws its old content away. Released here, in the frame a jump (a link, scrollIntoView) brings it
+    // near, its old content would be restyled and laid out (~35 ms for a large widget) only to be replaced next.
     io ??= new IntersectionObserver((entries) => {
-      for (const e of entries) if (e.isIntersecting) releaseHeld(e.target);
+      for (const e of entries) if (e.isIntersecting && e.target.dataset.relabel !== 'pending') releaseHeld(e.target);
     }, { rootMargin: '50% 0px' });
     // Taking a widget's content out of the rendering costs the browser ~5 µs an element: held all at once,
     // the playground's ~9,500 would make one long frame; ELEMENTS_A_FRAME at a time, from the nearest out

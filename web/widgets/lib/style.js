@@ -85,6 +85,12 @@ const BASE = `
 .pe-widget h3 { font-size: 1.05rem; margin: 0 0 .4rem; }
 .pe-widget h4 { font-size: .95rem; margin: .9rem 0 .3rem; }
 .pe-widget p { margin: .35rem 0 .6rem; }
+/* A widget's own <section>s (pe-rope-rotation, pe-scaling, pe-pitfalls) had their spacing from the host page: the
+   playground's \`section { margin }\` and \`section > p { max-width }\` reached inside, so they looked different on
+   any other page, and scripts/widget-heights.mjs (a bare page) measured them 20–400 px shorter than the playground
+   shows them. The widget now sets what the playground gave it, itself. */
+.pe-widget section { display: block; margin: 2.2rem 0 0; padding: 0; border: 0; }
+.pe-widget section > p { max-width: 52rem; }
 .pe-widget .pe-note { color: #4f5963; font-size: .88rem; }
 .pe-widget .pe-loading { color: #6b7580; font-size: .9rem; }
 .pe-widget .pe-error { color: #a1261b; background: #fdecea; border: 1px solid #f3c2bc; border-radius: 6px;
