@@ -27,6 +27,14 @@
  * 2 stores and half of the 2 cos/sin loads = 11 wasm SIMD ops, plus ~1 of address and loop arithmetic per 64
  * floats; interleaved adds 2 shuffles to split each 8 floats into planes and 2 to zip them back.
  *
+ * Interleaved pairs stay in this plane form. Tried (issue 14) and left out: the hand kernel's form
+ * x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1] (the same bits: the sign moved into the factor), with the
+ * token's row expanded once into a stack buffer for all its heads. V8 made 15.6 x64 instructions per 8 floats
+ * of it (2 shuffles) against 16.6 here (4 shuffles), yet decode [1, 1, 32, 128] ran 5-8 % slower
+ * (pe_rope_apply_qk against this loop, side by side in one process, five runs). The hand kernel itself
+ * (bench/wasm/rotation.c) is 1.12-1.25x its half-split at decode, and this loop ~1.36x in cache: the 2 to 4
+ * shuffles per 8 floats that half-split does not need set that ratio (bench/api-cost.mjs prints it).
+ *
  * Every element gets the same arithmetic as the scalar loops (the products, then one add or sub: PE__ROT_A and
  * PE__ROT_B, rope_internal.h), so the SIMD and scalar builds, and any grouping of heads, agree bit for bit.
  * inverse and the pairing are constants after inlining: four branch-free instantiations. */
