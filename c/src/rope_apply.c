@@ -406,6 +406,18 @@ static pe_status pe__apply_begin(pe__view *qv, pe__view *kv, int *empty, const p
     return PE_OK;
 }
 
+/* Where decode's gap to the hand kernel goes (issue 14 bisection, [1, 1, 32, 128] half-split bshd, cached table,
+ * every buffer 64-aligned, one module with both, min over interleaved batches, two runs each, load ~2 on 2 cores):
+ * hand kernel 0.77-0.83 us; pe__rotate_token alone (dims as constants) 0.88-0.90; + pe__apply's frame (b/s loops,
+ * runtime stream flag and n, the generic row beside the 64 one) 0.93-0.95; + pe__apply_begin's checks 0.98-1.00
+ * (the checks alone, call included: 0.053 us). Not the cost: restrict (the hand kernel without it, k's loads after
+ * q's stores: same speed), the leaf as a call per head pair, the head order (q pairs then k pairs, as here, is as
+ * fast in the hand kernel), the call through pe__apply_f32, pe__count's 64-bit divisions (replaced: no change).
+ * The row loop's 4 steps written out bring pe__rotate_token alone to the hand kernel (0.80 us), but not the call:
+ * inside pe__apply (pragma unroll) it stays at 0.98-1.04, and as an out-of-line token function per pairing
+ * (runtime head counts, noinline, dispatched from pe__rotate_token_at) it ran 1.06-1.08x slower than this code.
+ * The remaining ~15 % is spread over frame and checks, none alone worth a specialised path (scratch harness:
+ * /tmp/bisect, not kept). */
 pe_status pe_rope_apply_qk(const pe_rope *rope, void *q, void *k, const float *cos, const float *sin,
                            const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg) {
     pe__view qv, kv;
