@@ -13,11 +13,24 @@
 //   mrope cached  api dense on an M-RoPE rope (sections [16, 24, 24]), three streams of one position, cached
 //   mrope new     the same with a new t position every call (bench/mrope.mjs's decode contender, with k)
 //   mrope text    a new position every call, equal on t, h and w (generated text: the plain rope's fused path)
+//   raw row       pe_rope_cos_sin of one new position (64 frequencies): the least a new position can add to a call
+//   raw row/16    16 new positions in one pe_rope_cos_sin call, per position: the row alone, without the call
+//   raw qk il, rotation il, api il   the same calls through an interleaved rope (rot_il_bshd for the hand kernel)
+//   raw qk bhsd, raw qk il bhsd, api bhsd, api il bhsd   layout 'bhsd' (at seq 1 the same bytes as bshd)
 // --js-only replaces the rotation and table kernels by a JS function returning 0, so only the wrapper's own time is left
 // (the JS -> wasm call and the C prologue then drop out too). --vs DIR times another copy of web/src (e.g. an
 // export of main: git archive main web/src | tar -x -C /tmp/main, plus web/src/wasm-inline.js) beside this
 // one. --pollute first calls rope.apply with options of ten shapes, as a program (or `npm run bench`, whose
 // workloads all share one rope.apply) does: property reads that see many shapes become megamorphic.
+//
+// Placement (issue 14, 2026-12-02, 2-core Zen 5 VM at load 3-6, V8 11.3): 4 KiB aliasing of q stores against k
+// or cos/sin loads does not show. With k at q + 16384 + d, d in {0, 64, 128, 256, 512, 1024, 2048}, and cos/sin
+// at 7 offsets mod 4096, raw qk, the fused kernel and the hand kernel each stay within noise (about ±4%; d = 0
+// is not slower). Cache-line alignment does matter: raw qk and rotation here (and in bench/run.mjs) sit on
+// raw.malloc's 8-aligned blocks (rotation's q at 8 mod 64, k at 16 mod 64), while pe.tensor is 64-aligned.
+// Aligning them to 64 bytes made rotation 1.14-1.17x and raw qk 1.10-1.12x faster (3 runs, side by side):
+// the "limit: rotation" ratio printed here (rotation / api dense 0.78-0.84) would be 0.70-0.72 with an aligned
+// hand kernel; rotation / raw qk with both aligned 0.81-0.84. (Scratch scripts /tmp/alias/place.mjs, ratio.mjs.)
 //
 //   node bench/api-cost.mjs [--vs DIR] [--js-only] [--pollute] [--ms 4000]    (after bash build.sh wasm and
 //                                                                                bash bench/build.sh)
@@ -72,6 +85,29 @@ if (!jsOnly) {
   const acq = rawApplyConfig(raw, { batch: B, seq: S, heads: H, strides: sv });
   const ack = rawApplyConfig(raw, { batch: B, seq: S, heads: KV, strides: sv });
   c['raw fused'] = () => ex.pe_rope_apply_qk(rope, qkv, qkv + H * D * 4, cos, sin, acq, ack);
+  // interleaved and bhsd: the same q, k and table (the frequencies do not depend on the pairing)
+  const ropeIl = rawRope(raw, D, 'interleaved');
+  const acB = rawApplyConfig(raw, { batch: B, seq: S, heads: H, layout: 1 });
+  c['raw qk il'] = () => ex.pe_rope_apply_qk(ropeIl, q, k, cos, sin, ac, ac);
+  c['raw qk bhsd'] = () => ex.pe_rope_apply_qk(rope, q, k, cos, sin, acB, acB);
+  c['raw qk il bhsd'] = () => ex.pe_rope_apply_qk(ropeIl, q, k, cos, sin, acB, acB);
+  // a new position's row alone: one per call, and 16 per call (per position)
+  const rowCos = raw.malloc(16 * (D / 2) * 4);
+  const rowSin = raw.malloc(16 * (D / 2) * 4);
+  const rowPos = raw.malloc(16 * 4);
+  let rowStep = 0;
+  let rowView = new Int32Array(0);
+  const rowPositions = () => (rowView.length ? rowView : (rowView = new Int32Array(raw.memory.buffer, rowPos, 16))); // no further malloc on raw: the view stays valid
+  c['raw row'] = () => {
+    rowPositions()[0] = 4095 + (++rowStep & 1023);
+    return ex.pe_rope_cos_sin(rowCos, rowSin, rope, rowPos, 1, -1n, 1.0);
+  };
+  c['raw row/16'] = () => {
+    const v = rowPositions();
+    const p0 = 4095 + ((rowStep += 16) & 1023);
+    for (let i = 0; i < 16; i++) v[i] = p0 + i;
+    return ex.pe_rope_cos_sin(rowCos, rowSin, rope, rowPos, 16, -1n, 1.0);
+  };
   const limitFile = path.join(BENCH, 'build/limit.wasm');
   if (fs.existsSync(limitFile)) {
     const L = await instantiateRaw(fs.readFileSync(limitFile));
@@ -81,6 +117,7 @@ if (!jsOnly) {
     const lc = rawFloat32(L, t.cos);
     const ls = rawFloat32(L, t.sin);
     c.rotation = () => L.exports.rot_half_bshd(lq, lk, lc, ls, B, S, H);
+    c['rotation il'] = () => L.exports.rot_il_bshd(lq, lk, lc, ls, B, S, H);
   }
 }
 for (const [name, pe] of Object.entries(builds)) {
@@ -97,6 +134,11 @@ for (const [name, pe] of Object.entries(builds)) {
   c[`${name}: api fused`] = () => rope.apply(qkv, { shape, positions, strides, k: qkv, kHeads: KV, kStrides: strides, kOffset: H * D });
   const pNew = Int32Array.from(positions);
   let step = 0;
+  const ropeIl = pe.rope({ headDim: D, pairing: 'interleaved' });
+  const shapeB = [B, H, S, D];
+  c[`${name}: api il`] = () => ropeIl.apply(q, { shape, positions, k });
+  c[`${name}: api bhsd`] = () => rope.apply(q, { shape: shapeB, layout: 'bhsd', positions, k });
+  c[`${name}: api il bhsd`] = () => ropeIl.apply(q, { shape: shapeB, layout: 'bhsd', positions, k });
   c[`${name}: api new`] = () => {
     pNew[0] = 4095 + (++step & 1023);
     return rope.apply(q, { shape, positions: pNew, k });
@@ -173,4 +215,19 @@ for (const name of Object.keys(builds)) {
     if (best.rotation) parts.push(`rotation / api dense ${(best.rotation / best[`${name}: api dense`]).toFixed(2)}`, `rotation / raw qk ${(best.rotation / best['raw qk']).toFixed(2)}`);
   }
   console.log(`${name}: ${parts.join('; ')}`);
+}
+// Issue 14's two decode ratios and what bounds them: interleaved / half-split (raw kernel, hand kernel, API; bshd
+// and bhsd), and the new-position budget (1.1x of a cached call) beside the cost of the row alone.
+if (!jsOnly) {
+  const ratio = (a, b) => (best[a] / best[b]).toFixed(2);
+  const hand = best['rotation il'] ? `, hand kernel ${ratio('rotation il', 'rotation')}` : '';
+  console.log(`il / half: raw qk ${ratio('raw qk il', 'raw qk')} (bhsd ${ratio('raw qk il bhsd', 'raw qk bhsd')})${hand}; bhsd / bshd at seq 1: raw ${ratio('raw qk bhsd', 'raw qk')}`);
+  for (const name of Object.keys(builds)) {
+    const dense = us(`${name}: api dense`);
+    console.log(
+      `${name}: il / half api ${ratio(`${name}: api il`, `${name}: api dense`)} (bhsd ${ratio(`${name}: api il bhsd`, `${name}: api bhsd`)}); ` +
+        `new position: api new − api dense ${(us(`${name}: api new`) - dense).toFixed(3)} µs, 1.1x allows ${(0.1 * dense).toFixed(3)} µs; ` +
+        `one new row: pe_rope_cos_sin call ${us('raw row').toFixed(3)} µs, the row alone ${(us('raw row/16') / 16).toFixed(3)} µs`,
+    );
+  }
 }

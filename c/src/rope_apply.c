@@ -27,6 +27,14 @@
  * 2 stores and half of the 2 cos/sin loads = 11 wasm SIMD ops, plus ~1 of address and loop arithmetic per 64
  * floats; interleaved adds 2 shuffles to split each 8 floats into planes and 2 to zip them back.
  *
+ * Interleaved pairs stay in this plane form. Tried (issue 14) and left out: the hand kernel's form
+ * x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1] (the same bits: the sign moved into the factor), with the
+ * token's row expanded once into a stack buffer for all its heads. V8 made 15.6 x64 instructions per 8 floats
+ * of it (2 shuffles) against 16.6 here (4 shuffles), yet decode [1, 1, 32, 128] ran 5-8 % slower
+ * (pe_rope_apply_qk against this loop, side by side in one process, five runs). The hand kernel itself
+ * (bench/wasm/rotation.c) is 1.12-1.25x its half-split at decode, and this loop ~1.36x in cache: the 2 to 4
+ * shuffles per 8 floats that half-split does not need set that ratio (bench/api-cost.mjs prints it).
+ *
  * Every element gets the same arithmetic as the scalar loops (the products, then one add or sub: PE__ROT_A and
  * PE__ROT_B, rope_internal.h), so the SIMD and scalar builds, and any grouping of heads, agree bit for bit.
  * inverse and the pairing are constants after inlining: four branch-free instantiations. */
@@ -169,7 +177,12 @@ PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size
 /* 64 pairs (head_dim 128, the most common size) as a constant in the SIMD build: the 16-pair loop runs 4 times
  * with no tail tests (decode, raw pe_rope_apply_qk: 5-12 % faster than the generic loops, measured side by side;
  * +44 KiB of wasm, so the scalar build, whose loops are not the bound, keeps one copy). Same operations in
- * the same order as the generic loops: the results are theirs bit for bit. */
+ * the same order as the generic loops: the results are theirs bit for bit. Unrolling those 4 steps as well (issue
+ * 14: the row straight, every offset a constant, as the hand kernel has it) took V8's best leaf loop from 12.1 to
+ * 11.7 instructions per 8 floats for +49 KiB of wasm and changed nothing measurable at decode (raw
+ * pe_rope_apply_qk, 1.166 against 1.153 us, side by side): the loop control is not what keeps this kernel ~15 %
+ * behind the hand kernel. Neither is the order: q's head h beside k's head h, as the hand kernel pairs them, ran
+ * 1.12-1.19x slower here (the streaming order below, forced in cache). */
 PE_INLINE void pe__rotate_token_at(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
                                    const float *sin, int32_t n, int stream, const int interleaved, const int inverse) {
 #if PE_SIMD
@@ -393,6 +406,18 @@ static pe_status pe__apply_begin(pe__view *qv, pe__view *kv, int *empty, const p
     return PE_OK;
 }
 
+/* Where decode's gap to the hand kernel goes (issue 14 bisection, [1, 1, 32, 128] half-split bshd, cached table,
+ * every buffer 64-aligned, one module with both, min over interleaved batches, two runs each, load ~2 on 2 cores):
+ * hand kernel 0.77-0.83 us; pe__rotate_token alone (dims as constants) 0.88-0.90; + pe__apply's frame (b/s loops,
+ * runtime stream flag and n, the generic row beside the 64 one) 0.93-0.95; + pe__apply_begin's checks 0.98-1.00
+ * (the checks alone, call included: 0.053 us). Not the cost: restrict (the hand kernel without it, k's loads after
+ * q's stores: same speed), the leaf as a call per head pair, the head order (q pairs then k pairs, as here, is as
+ * fast in the hand kernel), the call through pe__apply_f32, pe__count's 64-bit divisions (replaced: no change).
+ * The row loop's 4 steps written out bring pe__rotate_token alone to the hand kernel (0.80 us), but not the call:
+ * inside pe__apply (pragma unroll) it stays at 0.98-1.04, and as an out-of-line token function per pairing
+ * (runtime head counts, noinline, dispatched from pe__rotate_token_at) it ran 1.06-1.08x slower than this code.
+ * The remaining ~15 % is spread over frame and checks, none alone worth a specialised path (scratch harness:
+ * /tmp/bisect, not kept). */
 pe_status pe_rope_apply_qk(const pe_rope *rope, void *q, void *k, const float *cos, const float *sin,
                            const pe_rope_apply_config *cfg, const pe_rope_apply_config *kcfg) {
     pe__view qv, kv;
