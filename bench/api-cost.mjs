@@ -26,11 +26,11 @@
 // Placement (issue 14, 2026-12-02, 2-core Zen 5 VM at load 3-6, V8 11.3): 4 KiB aliasing of q stores against k
 // or cos/sin loads does not show. With k at q + 16384 + d, d in {0, 64, 128, 256, 512, 1024, 2048}, and cos/sin
 // at 7 offsets mod 4096, raw qk, the fused kernel and the hand kernel each stay within noise (about ±4%; d = 0
-// is not slower). Cache-line alignment does matter: raw qk and rotation here (and in bench/run.mjs) sit on
-// raw.malloc's 8-aligned blocks (rotation's q at 8 mod 64, k at 16 mod 64), while pe.tensor is 64-aligned.
-// Aligning them to 64 bytes made rotation 1.14-1.17x and raw qk 1.10-1.12x faster (3 runs, side by side):
-// the "limit: rotation" ratio printed here (rotation / api dense 0.78-0.84) would be 0.70-0.72 with an aligned
-// hand kernel; rotation / raw qk with both aligned 0.81-0.84. (Scratch scripts /tmp/alias/place.mjs, ratio.mjs.)
+// is not slower). Cache-line alignment does matter: raw qk and rotation here (and in bench/run.mjs) sat on
+// malloc's 8-aligned blocks (rotation's q at 8 mod 64, k at 16 mod 64), while pe.tensor is 64-aligned.
+// Aligning them to 64 bytes made rotation 1.14-1.17x and raw qk 1.10-1.12x faster (3 runs, side by side), so
+// raw.mjs now allocates through Heap.malloc as the API does: rotation / api dense, 0.78-0.84 on 8-aligned
+// contenders, is 0.70-0.72 aligned; rotation / raw qk with both aligned 0.81-0.84.
 //
 //   node bench/api-cost.mjs [--vs DIR] [--js-only] [--pollute] [--ms 4000]    (after bash build.sh wasm and
 //                                                                                bash bench/build.sh)
