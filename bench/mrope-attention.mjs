@@ -68,8 +68,10 @@ export async function measure(pe, opts = {}) {
   return out;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const argv = process.argv.slice(2);
+// run as a script in Node (a page imports measure() through bench/runner.mjs and has no process)
+const cli = globalThis.process?.argv;
+if (cli?.[1] && import.meta.url === new URL(`file://${cli[1]}`).href) {
+  const argv = cli.slice(2);
   const opt = (name, dflt) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 && i + 1 < argv.length ? Number(argv[i + 1]) : dflt;
