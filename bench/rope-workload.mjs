@@ -8,7 +8,8 @@
 //   api-other  (half-split workloads) the same call through an interleaved rope on the same tensors, so
 //              "interleaved vs half-split" is a ratio taken in the same rounds
 //   api-copy   (half/bshd) the same call with plain Float32Arrays, copied in and out by the API
-//   raw        posenc SIMD exports: pe_rope_cos_sin + pe_rope_apply per tensor; raw-apply: pe_rope_apply only
+//   raw        posenc SIMD exports: one pe_rope_cos_sin table + pe_rope_apply_qk (what rope.apply(q, { k }) calls);
+//              raw-apply: pe_rope_apply_qk only (table made once)
 //   scalar     posenc scalar build, public API, pe.tensor
 //   js         plain JS loops with a cached cos/sin table (plainjs.mjs)
 //   rotation   limit: rotation — the hand-written SIMD128 rotation (bench/wasm/rotation.c), table made once
@@ -120,25 +121,21 @@ export function ropeWorkload(env, { size, pairing, layout, include, shape: shape
     checks.raw = () => {
       const t = rawFloat32(r, q0);
       const u = rawFloat32(r, k0);
-      ex.pe_rope_apply(ropePtr, t, cosP, sinP, acP);
-      ex.pe_rope_apply(ropePtr, u, cosP, sinP, acP);
+      ex.pe_rope_apply_qk(ropePtr, t, u, cosP, sinP, acP, acP);
       const out = [r.f32(t, n).slice(), r.f32(u, n).slice()];
       r.free(t);
       r.free(u);
       return out;
     };
     if (want(include, 'raw')) {
-      add('raw', 'posenc SIMD, raw exports (cos_sin + apply per tensor)', () => {
+      add('raw', 'posenc SIMD, raw exports (one cos_sin table + apply_qk)', () => {
         ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-        ex.pe_rope_apply(ropePtr, qP, cosP, sinP, acP);
-        ex.pe_rope_cos_sin(cosP, sinP, ropePtr, posP, S, SEQ_FROM_POSITIONS, 1.0);
-        ex.pe_rope_apply(ropePtr, kP, cosP, sinP, acP);
+        ex.pe_rope_apply_qk(ropePtr, qP, kP, cosP, sinP, acP, acP);
       });
     }
     if (want(include, 'raw-apply')) {
-      add('raw-apply', 'posenc SIMD, raw pe_rope_apply only (table made once)', () => {
-        ex.pe_rope_apply(ropePtr, qP, cosP, sinP, acP);
-        ex.pe_rope_apply(ropePtr, kP, cosP, sinP, acP);
+      add('raw-apply', 'posenc SIMD, raw pe_rope_apply_qk only (q and k in one call, table made once)', () => {
+        ex.pe_rope_apply_qk(ropePtr, qP, kP, cosP, sinP, acP, acP);
       });
     }
   }
@@ -208,7 +205,7 @@ export function ropeWorkload(env, { size, pairing, layout, include, shape: shape
   if (env.native) {
     const cmd = (mode) => `rope ${B} ${S} ${H} ${D} ${PAIRING[pairing]} ${LAYOUT[layout]} ${pos0} ${mode}`;
     if (want(include, 'native')) contenders.push({ id: 'native', label: 'native C (gcc -O3 -march=native)', sample: env.native(cmd(0)) });
-    if (want(include, 'native-apply')) contenders.push({ id: 'native-apply', label: 'native C, pe_rope_apply only', sample: env.native(cmd(1)) });
+    if (want(include, 'native-apply')) contenders.push({ id: 'native-apply', label: 'native C, pe_rope_apply_qk only', sample: env.native(cmd(1)) });
   }
 
   return {

@@ -7,8 +7,8 @@
  * CLOCK_MONOTONIC. The work per iteration is the same as the wasm contender's (see bench/workloads.mjs):
  *
  *   rope B S H D pairing layout pos0 mode iters   q and k, positions pos0 .. pos0+S-1 (shared by the batch);
- *                                                 mode 0: pe_rope_cos_sin + pe_rope_apply per tensor (what
- *                                                 rope.apply does), mode 1: pe_rope_apply only (table cached)
+ *                                                 mode 0: one pe_rope_cos_sin table + pe_rope_apply_qk (what
+ *                                                 rope.apply(q, { k }) does), mode 1: pe_rope_apply_qk only
  *   cossin N pos0 D iters                         pe_rope_cos_sin for N positions, D/2 frequencies
  *   sinus S DM iters                              pe_sinusoidal_table (S, DM)
  *   alibi H Q K causal iters                      pe_alibi_slopes + pe_alibi_bias
@@ -172,15 +172,9 @@ static void run_once(work *w) {
     case K_ROPE: {
         int B = a[0], S = a[1], H = a[2], layout = a[5];
         const pe_rope_apply_config ac = {.batch = B, .seq = S, .heads = H, .layout = layout};
-        if (a[7] == 0) {
+        if (a[7] == 0)
             check(pe_rope_cos_sin(w->cos, w->sin, &w->rope, w->pos, S, PE_SEQ_LEN_FROM_POSITIONS, 1.0), "cos_sin");
-            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, &ac), "apply");
-            check(pe_rope_cos_sin(w->cos, w->sin, &w->rope, w->pos, S, PE_SEQ_LEN_FROM_POSITIONS, 1.0), "cos_sin");
-            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, &ac), "apply");
-        } else {
-            check(pe_rope_apply(&w->rope, w->x, w->cos, w->sin, &ac), "apply");
-            check(pe_rope_apply(&w->rope, w->y, w->cos, w->sin, &ac), "apply");
-        }
+        check(pe_rope_apply_qk(&w->rope, w->x, w->y, w->cos, w->sin, &ac, &ac), "apply_qk");
         break;
     }
     case K_COSSIN:
