@@ -10,6 +10,7 @@
 // For npm run bench: export measure(pe, opts) -> [{ name, ratio, lo, hi, target, better, note }] (bench/run.mjs's
 // interface, NOTICES 20:20).
 import { compare, loop, ratio, fillRandom, formatTime, formatRatio } from '../web/widgets/lib/measure.js';
+import { isMainModule } from './targets.mjs';
 
 const D = 128;
 const H = 28;
@@ -69,9 +70,8 @@ export async function measure(pe, opts = {}) {
 }
 
 // run as a script in Node (a page imports measure() through bench/runner.mjs and has no process)
-const cli = globalThis.process?.argv;
-if (cli?.[1] && import.meta.url === new URL(`file://${cli[1]}`).href) {
-  const argv = cli.slice(2);
+if (isMainModule(import.meta.url)) {
+  const argv = process.argv.slice(2);
   const opt = (name, dflt) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 && i + 1 < argv.length ? Number(argv[i + 1]) : dflt;

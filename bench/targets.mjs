@@ -49,9 +49,15 @@ export function formatRows(rows) {
  * For `node bench/<x>.mjs [--quick] [--rounds N] [--min-sample S]`: when moduleUrl is the script Node was
  * started with, runs measure() on the SIMD build and prints its rows. Does nothing in a browser or on import.
  */
-export async function standalone(moduleUrl, measure) {
+/** True when the module at moduleUrl is the script Node was started with (a page, without process: never). */
+export function isMainModule(moduleUrl) {
   const argv = globalThis.process?.argv;
-  if (!argv || !argv[1] || new URL(`file://${argv[1]}`).href !== moduleUrl) return;
+  return Boolean(argv?.[1]) && new URL(`file://${argv[1]}`).href === moduleUrl;
+}
+
+export async function standalone(moduleUrl, measure) {
+  if (!isMainModule(moduleUrl)) return;
+  const argv = globalThis.process.argv;
   const opt = (name, dflt) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 && i + 1 < argv.length ? Number(argv[i + 1]) : dflt;
