@@ -27,13 +27,13 @@
  * 2 stores and half of the 2 cos/sin loads = 11 wasm SIMD ops, plus ~1 of address and loop arithmetic per 64
  * floats; interleaved adds 2 shuffles to split each 8 floats into planes and 2 to zip them back.
  *
- * Interleaved pairs stay in this plane form. Tried (issue 14) and left out: the hand kernel's form
- * x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1] (the same bits: the sign moved into the factor), with the
- * token's row expanded once into a stack buffer for all its heads. V8 made 15.6 x64 instructions per 8 floats
- * of it (2 shuffles) against 16.6 here (4 shuffles), yet decode [1, 1, 32, 128] ran 5-8 % slower
- * (pe_rope_apply_qk against this loop, side by side in one process, five runs). The hand kernel itself
- * (bench/wasm/rotation.c) is 1.12-1.25x its half-split at decode, and this loop ~1.36x in cache: the 2 to 4
- * shuffles per 8 floats that half-split does not need set that ratio (bench/api-cost.mjs prints it).
+ * Interleaved rows of 64 pairs (head_dim 128) in the SIMD build, token by token, skip the planes: the token's row
+ * is expanded once into the hand kernel's form x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1] (the same
+ * bits: the sign moved into the factor) and serves all of its heads, 1 shuffle per 4 floats instead of 2
+ * (pe__expand_il64 below). Decode [1, 1, 32, 128], raw pe_rope_apply_qk, alternated with the plane form (issue
+ * 14, three runs each): 1.11-1.15 -> 0.96-0.98 us; interleaved / half-split 1.36-1.42 -> 1.25-1.33, the hand
+ * kernels' own 1.25-1.36 (bench/api-cost.mjs). Other sizes and bhsd head groups keep the planes: there a row
+ * serves a few heads, too few to pay for its expansion.
  *
  * Every element gets the same arithmetic as the scalar loops (the products, then one add or sub: PE__ROT_A and
  * PE__ROT_B, rope_internal.h), so the SIMD and scalar builds, and any grouping of heads, agree bit for bit.
@@ -129,6 +129,70 @@ PE_INLINE void pe__rotate_two(float *x0, float *x1, const float *cos, const floa
     }
 }
 
+#if PE_SIMD
+/* Interleaved pairs of a 64-pair row rotated in place, without splitting them into planes:
+ *   x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1]      (inverse: the sign on the odd lanes)
+ * the same products and the same one add per element as PE__ROT_SCALAR (a + (-b) is a - b in IEEE arithmetic,
+ * and a sign flip is exact), so the same bits. ex: the row in that form, 32 vectors of each, c and s
+ * alternating. */
+PE_INLINE void pe__expand_il64(float *ex, const float *cos, const float *sin, const int inverse) {
+    const pe_v128 sign =
+        inverse ? pe_i32x4_make(0, INT32_MIN, 0, INT32_MIN) : pe_i32x4_make(INT32_MIN, 0, INT32_MIN, 0);
+    for (int32_t m = 0; m < 16; m++) {
+        const pe_v128 c = pe_f32x4_load(cos + 4 * m), s = pe_f32x4_load(sin + 4 * m);
+        pe_f32x4_store(ex + 16 * m, pe_f32x4_dup_lo(c));
+        pe_f32x4_store(ex + 16 * m + 4, pe_v128_xor(pe_f32x4_dup_lo(s), sign));
+        pe_f32x4_store(ex + 16 * m + 8, pe_f32x4_dup_hi(c));
+        pe_f32x4_store(ex + 16 * m + 12, pe_v128_xor(pe_f32x4_dup_hi(s), sign));
+    }
+}
+#define PE__IL_EX(x, j, c, s)                                                                                       \
+    do {                                                                                                            \
+        const pe_v128 v_ = pe_f32x4_load((x) + 4 * (j));                                                            \
+        pe_f32x4_store((x) + 4 * (j), pe_f32x4_add(pe_f32x4_mul(v_, c), pe_f32x4_mul(pe_f32x4_swap_pairs(v_), s))); \
+    } while (0)
+/* Heads x0 and x1 (x1 may be NULL) by an expanded 64-pair row. The pointers advance, so every access is a
+ * constant offset off one of them (an index j * 16 + 16 would come out as an `or`, which wasm cannot fold
+ * into the load). */
+PE_INLINE void pe__rotate_two_il64(float *x0, float *x1, const float *ex) {
+    if (x1) {
+        for (int32_t j = 0; j < 8; j++, x0 += 16, x1 += 16, ex += 32) {
+            pe_v128 c = pe_f32x4_load(ex), s = pe_f32x4_load(ex + 4);
+            PE__IL_EX(x0, 0, c, s);
+            PE__IL_EX(x1, 0, c, s);
+            c = pe_f32x4_load(ex + 8), s = pe_f32x4_load(ex + 12);
+            PE__IL_EX(x0, 1, c, s);
+            PE__IL_EX(x1, 1, c, s);
+            c = pe_f32x4_load(ex + 16), s = pe_f32x4_load(ex + 20);
+            PE__IL_EX(x0, 2, c, s);
+            PE__IL_EX(x1, 2, c, s);
+            c = pe_f32x4_load(ex + 24), s = pe_f32x4_load(ex + 28);
+            PE__IL_EX(x0, 3, c, s);
+            PE__IL_EX(x1, 3, c, s);
+        }
+    } else {
+        for (int32_t j = 0; j < 16; j++, x0 += 8, ex += 16) {
+            PE__IL_EX(x0, 0, pe_f32x4_load(ex), pe_f32x4_load(ex + 4));
+            PE__IL_EX(x0, 1, pe_f32x4_load(ex + 8), pe_f32x4_load(ex + 12));
+        }
+    }
+}
+#endif
+
+/* One pair of heads: by the expanded row ex when given (SIMD, interleaved, 64 pairs), else by cos/sin. */
+PE_INLINE void pe__rotate_pair(float *x0, float *x1, const float *cos, const float *sin, const float *ex, int32_t n,
+                               const int interleaved, const int inverse) {
+#if PE_SIMD
+    if (ex) {
+        pe__rotate_two_il64(x0, x1, ex);
+        return;
+    }
+#else
+    (void)ex;
+#endif
+    pe__rotate_two(x0, x1, cos, sin, n, interleaved, inverse);
+}
+
 typedef struct pe__heads {
     float *x;
     pe__apply_geom g;
@@ -148,31 +212,50 @@ typedef struct pe__heads {
  * q's stores at the same offset of another 4 KiB page). */
 #define PE__STREAM_BYTES (4u << 20)
 PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
-                                const float *sin, int32_t n, int stream, const int interleaved, const int inverse) {
+                                const float *sin, const float *ex, int32_t n, int stream, const int interleaved,
+                                const int inverse) {
     int32_t h = 0;
     if (stream) {
         const int32_t both = qh < kh ? qh : kh;
         for (; h < both; h++)
-            pe__rotate_two(q + (size_t)h * qsh, k + (size_t)h * ksh, cos, sin, n, interleaved, inverse);
+            pe__rotate_pair(q + (size_t)h * qsh, k + (size_t)h * ksh, cos, sin, ex, n, interleaved, inverse);
         float *r = qh > kh ? q : k;
         const size_t rsh = qh > kh ? qsh : ksh;
         const int32_t rh = qh > kh ? qh : kh;
         for (; h + 2 <= rh; h += 2)
-            pe__rotate_two(r + (size_t)h * rsh, r + (size_t)(h + 1) * rsh, cos, sin, n, interleaved, inverse);
-        if (h < rh) pe__rotate_two(r + (size_t)h * rsh, NULL, cos, sin, n, interleaved, inverse);
+            pe__rotate_pair(r + (size_t)h * rsh, r + (size_t)(h + 1) * rsh, cos, sin, ex, n, interleaved, inverse);
+        if (h < rh) pe__rotate_pair(r + (size_t)h * rsh, NULL, cos, sin, ex, n, interleaved, inverse);
         return;
     }
     for (; h + 2 <= qh; h += 2)
-        pe__rotate_two(q + (size_t)h * qsh, q + (size_t)(h + 1) * qsh, cos, sin, n, interleaved, inverse);
+        pe__rotate_pair(q + (size_t)h * qsh, q + (size_t)(h + 1) * qsh, cos, sin, ex, n, interleaved, inverse);
     int32_t j = 0;
     if (h < qh) {
-        pe__rotate_two(q + (size_t)h * qsh, kh > 0 ? k : NULL, cos, sin, n, interleaved, inverse);
+        pe__rotate_pair(q + (size_t)h * qsh, kh > 0 ? k : NULL, cos, sin, ex, n, interleaved, inverse);
         j = kh > 0 ? 1 : 0;
     }
     for (; j + 2 <= kh; j += 2)
-        pe__rotate_two(k + (size_t)j * ksh, k + (size_t)(j + 1) * ksh, cos, sin, n, interleaved, inverse);
-    if (j < kh) pe__rotate_two(k + (size_t)j * ksh, NULL, cos, sin, n, interleaved, inverse);
+        pe__rotate_pair(k + (size_t)j * ksh, k + (size_t)(j + 1) * ksh, cos, sin, ex, n, interleaved, inverse);
+    if (j < kh) pe__rotate_pair(k + (size_t)j * ksh, NULL, cos, sin, ex, n, interleaved, inverse);
 }
+
+#if PE_SIMD
+/* Interleaved, 64 pairs: the token's row expanded once for all of its heads. A function of its own for LLVM, one
+ * per direction (binaryen then inlines it into its one caller): compiled inside pe__apply's instantiation, the
+ * larger function came out of V8 with spills in its other loops (16.6 -> 17.5-18.9 instructions per 8 floats)
+ * and prefill [1, 512, 32, 128] interleaved bshd ran slower (raw, median of five alternated runs: 0.67 against
+ * 0.57 ms). */
+#define PE__TOKEN_IL64(NAME, INV)                                                                                  \
+    __attribute__((noinline)) static void NAME(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, \
+                                               const float *cos, const float *sin, int stream) {                   \
+        float ex[256];                                                                                             \
+        pe__expand_il64(ex, cos, sin, INV);                                                                        \
+        pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, ex, 64, stream, 1, INV);                                \
+    }
+PE__TOKEN_IL64(pe__rotate_token_il64_fwd, 0)
+PE__TOKEN_IL64(pe__rotate_token_il64_inv, 1)
+#undef PE__TOKEN_IL64
+#endif
 
 /* 64 pairs (head_dim 128, the most common size) as a constant in the SIMD build: the 16-pair loop runs 4 times
  * with no tail tests (decode, raw pe_rope_apply_qk: 5-12 % faster than the generic loops, measured side by side;
@@ -186,12 +269,16 @@ PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size
 PE_INLINE void pe__rotate_token_at(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
                                    const float *sin, int32_t n, int stream, const int interleaved, const int inverse) {
 #if PE_SIMD
+    if (n == 64 && interleaved) {
+        (inverse ? pe__rotate_token_il64_inv : pe__rotate_token_il64_fwd)(q, qsh, qh, k, ksh, kh, cos, sin, stream);
+        return;
+    }
     if (n == 64) {
-        pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, 64, stream, interleaved, inverse);
+        pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, NULL, 64, stream, interleaved, inverse);
         return;
     }
 #endif
-    pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, n, stream, interleaved, inverse);
+    pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, NULL, n, stream, interleaved, inverse);
 }
 
 /* bhsd: heads rotated together per cos/sin row. Each row is read from memory once per group instead of once

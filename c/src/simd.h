@@ -85,6 +85,10 @@ PE_INLINE pe_v128 pe_f32x4_even(pe_v128 lo, pe_v128 hi) { return wasm_i32x4_shuf
 PE_INLINE pe_v128 pe_f32x4_odd(pe_v128 lo, pe_v128 hi) { return wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7); }
 PE_INLINE pe_v128 pe_f32x4_zip_lo(pe_v128 a, pe_v128 b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
 PE_INLINE pe_v128 pe_f32x4_zip_hi(pe_v128 a, pe_v128 b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }
+/* [a0 b0 a1 b1] -> [b0 a0 b1 a1]; [x0 x1 x2 x3] -> [x0 x0 x1 x1], [x2 x2 x3 x3]: interleaved pairs kept in place */
+PE_INLINE pe_v128 pe_f32x4_swap_pairs(pe_v128 v) { return wasm_i32x4_shuffle(v, v, 1, 0, 3, 2); }
+PE_INLINE pe_v128 pe_f32x4_dup_lo(pe_v128 v) { return wasm_i32x4_shuffle(v, v, 0, 0, 1, 1); }
+PE_INLINE pe_v128 pe_f32x4_dup_hi(pe_v128 v) { return wasm_i32x4_shuffle(v, v, 2, 2, 3, 3); }
 
 /* bit operations (sign flips, quadrant and mask selection) */
 PE_INLINE pe_v128 pe_v128_and(pe_v128 a, pe_v128 b) { return wasm_v128_and(a, b); }
@@ -192,6 +196,9 @@ PE_INLINE pe_v128 pe_f32x4_even(pe_v128 lo, pe_v128 hi) { return _mm_shuffle_ps(
 PE_INLINE pe_v128 pe_f32x4_odd(pe_v128 lo, pe_v128 hi) { return _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)); }
 PE_INLINE pe_v128 pe_f32x4_zip_lo(pe_v128 a, pe_v128 b) { return _mm_unpacklo_ps(a, b); }
 PE_INLINE pe_v128 pe_f32x4_zip_hi(pe_v128 a, pe_v128 b) { return _mm_unpackhi_ps(a, b); }
+PE_INLINE pe_v128 pe_f32x4_swap_pairs(pe_v128 v) { return _mm_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)); }
+PE_INLINE pe_v128 pe_f32x4_dup_lo(pe_v128 v) { return _mm_unpacklo_ps(v, v); }
+PE_INLINE pe_v128 pe_f32x4_dup_hi(pe_v128 v) { return _mm_unpackhi_ps(v, v); }
 
 /* bit operations */
 PE_INLINE pe_v128 pe_v128_and(pe_v128 a, pe_v128 b) { return _mm_and_ps(a, b); }
