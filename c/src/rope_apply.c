@@ -27,13 +27,13 @@
  * 2 stores and half of the 2 cos/sin loads = 11 wasm SIMD ops, plus ~1 of address and loop arithmetic per 64
  * floats; interleaved adds 2 shuffles to split each 8 floats into planes and 2 to zip them back.
  *
- * Interleaved rows of 64 pairs (head_dim 128) in the SIMD build, token by token, skip the planes: the token's row
- * is expanded once into the hand kernel's form x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1] (the same
+ * Interleaved rows in the SIMD build, token by token, skip the planes when they serve enough heads: the token's
+ * row is expanded once into the hand kernel's form x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1] (the same
  * bits: the sign moved into the factor) and serves all of its heads, 1 shuffle per 4 floats instead of 2
- * (pe__expand_il64 below). Decode [1, 1, 32, 128], raw pe_rope_apply_qk, alternated with the plane form (issue
+ * (pe__expand_il below). Decode [1, 1, 32, 128], raw pe_rope_apply_qk, alternated with the plane form (issue
  * 14, three runs each): 1.11-1.15 -> 0.96-0.98 us; interleaved / half-split 1.36-1.42 -> 1.25-1.33, the hand
- * kernels' own 1.25-1.36 (bench/api-cost.mjs). Other sizes and bhsd head groups keep the planes: there a row
- * serves a few heads, too few to pay for its expansion.
+ * kernels' own 1.25-1.36 (bench/api-cost.mjs). Rotary dims 64 .. 256 with 32 heads each: 0.88-0.92x the plane
+ * form's time; 4 + 4 heads: 0.97-1.00x, so fewer heads keep the planes, as do bhsd head groups (a row serves 4).
  *
  * Every element gets the same arithmetic as the scalar loops (the products, then one add or sub: PE__ROT_A and
  * PE__ROT_B, rope_internal.h), so the SIMD and scalar builds, and any grouping of heads, agree bit for bit.
@@ -135,10 +135,10 @@ PE_INLINE void pe__rotate_two(float *x0, float *x1, const float *cos, const floa
  * the same products and the same one add per element as PE__ROT_SCALAR (a + (-b) is a - b in IEEE arithmetic,
  * and a sign flip is exact), so the same bits. ex: the row in that form, 32 vectors of each, c and s
  * alternating. */
-PE_INLINE void pe__expand_il64(float *ex, const float *cos, const float *sin, const int inverse) {
+PE_INLINE void pe__expand_il(float *ex, const float *cos, const float *sin, int32_t n, const int inverse) {
     const pe_v128 sign =
         inverse ? pe_i32x4_make(0, INT32_MIN, 0, INT32_MIN) : pe_i32x4_make(INT32_MIN, 0, INT32_MIN, 0);
-    for (int32_t m = 0; m < 16; m++) {
+    for (int32_t m = 0; m < n / 4; m++) {
         const pe_v128 c = pe_f32x4_load(cos + 4 * m), s = pe_f32x4_load(sin + 4 * m);
         pe_f32x4_store(ex + 16 * m, pe_f32x4_dup_lo(c));
         pe_f32x4_store(ex + 16 * m + 4, pe_v128_xor(pe_f32x4_dup_lo(s), sign));
@@ -151,12 +151,12 @@ PE_INLINE void pe__expand_il64(float *ex, const float *cos, const float *sin, co
         const pe_v128 v_ = pe_f32x4_load((x) + 4 * (j));                                                            \
         pe_f32x4_store((x) + 4 * (j), pe_f32x4_add(pe_f32x4_mul(v_, c), pe_f32x4_mul(pe_f32x4_swap_pairs(v_), s))); \
     } while (0)
-/* Heads x0 and x1 (x1 may be NULL) by an expanded 64-pair row. The pointers advance, so every access is a
+/* Heads x0 and x1 (x1 may be NULL) by an expanded row of n pairs (a multiple of 8). The pointers advance, so every access is a
  * constant offset off one of them (an index j * 16 + 16 would come out as an `or`, which wasm cannot fold
  * into the load). */
-PE_INLINE void pe__rotate_two_il64(float *x0, float *x1, const float *ex) {
+PE_INLINE void pe__rotate_two_il(float *x0, float *x1, const float *ex, int32_t n) {
     if (x1) {
-        for (int32_t j = 0; j < 8; j++, x0 += 16, x1 += 16, ex += 32) {
+        for (int32_t j = 0; j < n / 8; j++, x0 += 16, x1 += 16, ex += 32) {
             pe_v128 c = pe_f32x4_load(ex), s = pe_f32x4_load(ex + 4);
             PE__IL_EX(x0, 0, c, s);
             PE__IL_EX(x1, 0, c, s);
@@ -171,7 +171,7 @@ PE_INLINE void pe__rotate_two_il64(float *x0, float *x1, const float *ex) {
             PE__IL_EX(x1, 3, c, s);
         }
     } else {
-        for (int32_t j = 0; j < 16; j++, x0 += 8, ex += 16) {
+        for (int32_t j = 0; j < n / 4; j++, x0 += 8, ex += 16) {
             PE__IL_EX(x0, 0, pe_f32x4_load(ex), pe_f32x4_load(ex + 4));
             PE__IL_EX(x0, 1, pe_f32x4_load(ex + 8), pe_f32x4_load(ex + 12));
         }
@@ -179,12 +179,12 @@ PE_INLINE void pe__rotate_two_il64(float *x0, float *x1, const float *ex) {
 }
 #endif
 
-/* One pair of heads: by the expanded row ex when given (SIMD, interleaved, 64 pairs), else by cos/sin. */
+/* One pair of heads: by the expanded row ex when given (SIMD, interleaved), else by cos/sin. */
 PE_INLINE void pe__rotate_pair(float *x0, float *x1, const float *cos, const float *sin, const float *ex, int32_t n,
                                const int interleaved, const int inverse) {
 #if PE_SIMD
     if (ex) {
-        pe__rotate_two_il64(x0, x1, ex);
+        pe__rotate_two_il(x0, x1, ex, n);
         return;
     }
 #else
@@ -240,21 +240,24 @@ PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size
 }
 
 #if PE_SIMD
-/* Interleaved, 64 pairs: the token's row expanded once for all of its heads. A function of its own for LLVM, one
- * per direction (binaryen then inlines it into its one caller): compiled inside pe__apply's instantiation, the
- * larger function came out of V8 with spills in its other loops (16.6 -> 17.5-18.9 instructions per 8 floats)
- * and prefill [1, 512, 32, 128] interleaved bshd ran slower (raw, median of five alternated runs: 0.67 against
- * 0.57 ms). */
-#define PE__TOKEN_IL64(NAME, INV)                                                                                  \
+/* Interleaved, n a multiple of 8 up to PE__IL_MAX_N: the token's row expanded once for all of its heads, when
+ * there are PE__IL_MIN_HEADS or more (q's and k's together) to share the expansion's 12 wasm ops per 4 pairs
+ * (each head saves 4). A function of its own for LLVM, one per direction (binaryen then inlines it into its one
+ * caller): compiled inside pe__apply's instantiation, the larger function came out of V8 with spills in its
+ * other loops (16.6 -> 17.5-18.9 instructions per 8 floats) and prefill [1, 512, 32, 128] interleaved bshd ran
+ * slower (raw, median of five alternated runs: 0.67 against 0.57 ms). */
+#define PE__IL_MAX_N 128
+#define PE__IL_MIN_HEADS 8
+#define PE__TOKEN_IL(NAME, INV)                                                                                    \
     __attribute__((noinline)) static void NAME(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, \
-                                               const float *cos, const float *sin, int stream) {                   \
-        float ex[256];                                                                                             \
-        pe__expand_il64(ex, cos, sin, INV);                                                                        \
-        pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, ex, 64, stream, 1, INV);                                \
+                                               const float *cos, const float *sin, int32_t n, int stream) {        \
+        float ex[4 * PE__IL_MAX_N];                                                                                \
+        pe__expand_il(ex, cos, sin, n, INV);                                                                       \
+        pe__rotate_token(q, qsh, qh, k, ksh, kh, cos, sin, ex, n, stream, 1, INV);                                 \
     }
-PE__TOKEN_IL64(pe__rotate_token_il64_fwd, 0)
-PE__TOKEN_IL64(pe__rotate_token_il64_inv, 1)
-#undef PE__TOKEN_IL64
+PE__TOKEN_IL(pe__rotate_token_il_fwd, 0)
+PE__TOKEN_IL(pe__rotate_token_il_inv, 1)
+#undef PE__TOKEN_IL
 #endif
 
 /* 64 pairs (head_dim 128, the most common size) as a constant in the SIMD build: the 16-pair loop runs 4 times
@@ -269,8 +272,8 @@ PE__TOKEN_IL64(pe__rotate_token_il64_inv, 1)
 PE_INLINE void pe__rotate_token_at(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
                                    const float *sin, int32_t n, int stream, const int interleaved, const int inverse) {
 #if PE_SIMD
-    if (n == 64 && interleaved) {
-        (inverse ? pe__rotate_token_il64_inv : pe__rotate_token_il64_fwd)(q, qsh, qh, k, ksh, kh, cos, sin, stream);
+    if (interleaved && n % 8 == 0 && n <= PE__IL_MAX_N && qh + kh >= PE__IL_MIN_HEADS) {
+        (inverse ? pe__rotate_token_il_inv : pe__rotate_token_il_fwd)(q, qsh, qh, k, ksh, kh, cos, sin, n, stream);
         return;
     }
     if (n == 64) {

@@ -11,7 +11,8 @@
  * and every one must give the baseline's bytes, the gaps of strided views included; for float32 the baseline
  * must give the reference's. Head dims are drawn from the common rotary sizes (32 .. 256, full and partial, the
  * unrolled loops) and from odd ones (every loop's tail), with GQA head counts, odd head counts (a q head paired
- * with a k head), strides, offsets, both pairings, layouts, directions and dtypes. test_rows: the fused path's
+ * with a k head), up to 9 heads each (8 or more take the interleaved token rows), strides, offsets, both
+ * pairings, layouts, directions and dtypes. test_rows: the fused path's
  * own rows for every scaling family against the table's and against libm. */
 #include "posenc.h"
 #include "test_util.h"
@@ -70,7 +71,7 @@ static int32_t random_head_dim(pe_rng *rng, int32_t *rotary_dim) {
 static void test_paths(void) {
     pe_rng rng = {0xa991e5ULL};
     static pe_rope rope;
-    int cases = 0, ref_diffs = 0, qk_diffs = 0, fused_diffs = 0, status_bad = 0, common_cases = 0;
+    int cases = 0, ref_diffs = 0, qk_diffs = 0, fused_diffs = 0, status_bad = 0, common_cases = 0, il_token_cases = 0;
     for (int it = 0; it < 500; it++) {
         pe_rope_config rc = {0};
         rc.head_dim = random_head_dim(&rng, &rc.rotary_dim);
@@ -87,7 +88,7 @@ static void test_paths(void) {
         common_cases += rope.n_freq % 16 == 0;
         const int decode = pe_rng_int(&rng, 0, 1);
         const int32_t B = pe_rng_int(&rng, 1, 3), S = decode ? pe_rng_int(&rng, 1, 4) : pe_rng_int(&rng, 5, 11);
-        const int32_t H = pe_rng_int(&rng, 1, 5), KH = pe_rng_int(&rng, 0, 2) ? H : pe_rng_int(&rng, 1, 5);
+        const int32_t H = pe_rng_int(&rng, 1, 9), KH = pe_rng_int(&rng, 0, 2) ? H : pe_rng_int(&rng, 1, 9);
         const int32_t per_batch = pe_rng_int(&rng, 0, 1), n_pos = per_batch ? B * S : S;
         const int64_t seq_len = pe_rng_int(&rng, 0, 1) ? PE_SEQ_LEN_FROM_POSITIONS : PE_SEQ_LEN_NONE;
         const double extra = pe_rng_int(&rng, 0, 1) ? 1.0 : 0.5 + pe_rng_float(&rng) * 0.25;
@@ -102,6 +103,10 @@ static void test_paths(void) {
         status_bad += pe_rope_cos_sin(cos, sin, &rope, pos, n_pos, seq_len, extra) != PE_OK;
 
         pe_rope_apply_config qc = {.batch = B, .seq = S, .heads = H, .layout = pe_rng_int(&rng, 0, 1)};
+        /* the SIMD build's interleaved rows expanded once per token (rope_apply.c, PE__IL_MIN_HEADS): token order,
+         * n a multiple of 8 up to 128, 8 or more heads of q and k together */
+        il_token_cases += rc.pairing == PE_PAIRING_INTERLEAVED && rope.n_freq % 8 == 0 && rope.n_freq <= 128 &&
+                          (qc.layout == PE_LAYOUT_BSHD || S <= 8) && H + KH >= 8;
         qc.per_batch_rows = per_batch;
         qc.rotation = pe_rng_int(&rng, 0, 1);
         qc.dtype = dtype;
@@ -179,6 +184,7 @@ static void test_paths(void) {
     CHECK(fused_diffs == 0, "%d pe_rope_apply_positions results (of %d cases x 2 builds) differ from table + apply",
           fused_diffs, cases);
     CHECK(cases == 500 && common_cases >= 150, "only %d cases ran, %d with a common rotary size", cases, common_cases);
+    CHECK(il_token_cases >= 40, "only %d cases took the interleaved token rows", il_token_cases);
 }
 
 /* The decode step's own rows (pe_rope_apply_positions keeps them in cos_out / sin_out) against the table's
