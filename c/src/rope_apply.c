@@ -33,7 +33,8 @@
  * (pe__expand_il below). Decode [1, 1, 32, 128], raw pe_rope_apply_qk, alternated with the plane form (issue
  * 14, three runs each): 1.11-1.15 -> 0.96-0.98 us; interleaved / half-split 1.36-1.42 -> 1.25-1.33, the hand
  * kernels' own 1.25-1.36 (bench/api-cost.mjs). Rotary dims 64 .. 256 with 32 heads each: 0.88-0.92x the plane
- * form's time; 4 + 4 heads: 0.97-1.00x, so fewer heads keep the planes, as do bhsd head groups (a row serves 4).
+ * form's time; 4 + 4 heads: 0.97-1.00x, so fewer heads keep the planes, as do bhsd head groups (a row serves 4)
+ * and calls past the cache (PE__STREAM_BYTES).
  *
  * Every element gets the same arithmetic as the scalar loops (the products, then one add or sub: PE__ROT_A and
  * PE__ROT_B, rope_internal.h), so the SIMD and scalar builds, and any grouping of heads, agree bit for bit.
@@ -242,7 +243,8 @@ PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size
 #if PE_SIMD
 /* Interleaved, n a multiple of 8 up to PE__IL_MAX_N: the token's row expanded once for all of its heads, when
  * there are PE__IL_MIN_HEADS or more (q's and k's together) to share the expansion's 12 wasm ops per 4 pairs
- * (each head saves 4). A function of its own for LLVM, one per direction (binaryen then inlines it into its one
+ * (each head saves 4), and in cache: past it (stream), where the bytes bound the time, large [4, 2048, 32, 128]
+ * bshd ran 5-10 % slower this way than with the planes (raw, three alternated runs each). A function of its own for LLVM, one per direction (binaryen then inlines it into its one
  * caller): compiled inside pe__apply's instantiation, the larger function came out of V8 with spills in its
  * other loops (16.6 -> 17.5-18.9 instructions per 8 floats) and prefill [1, 512, 32, 128] interleaved bshd ran
  * slower (raw, median of five alternated runs: 0.67 against 0.57 ms). */
@@ -272,7 +274,7 @@ PE__TOKEN_IL(pe__rotate_token_il_inv, 1)
 PE_INLINE void pe__rotate_token_at(float *q, size_t qsh, int32_t qh, float *k, size_t ksh, int32_t kh, const float *cos,
                                    const float *sin, int32_t n, int stream, const int interleaved, const int inverse) {
 #if PE_SIMD
-    if (interleaved && n % 8 == 0 && n <= PE__IL_MAX_N && qh + kh >= PE__IL_MIN_HEADS) {
+    if (interleaved && !stream && n % 8 == 0 && n <= PE__IL_MAX_N && qh + kh >= PE__IL_MIN_HEADS) {
         (inverse ? pe__rotate_token_il_inv : pe__rotate_token_il_fwd)(q, qsh, qh, k, ksh, kh, cos, sin, n, stream);
         return;
     }
