@@ -77,7 +77,7 @@ import { t as translate, getLang, normLang, onLangChange } from './lib/i18n.js';
 import { urlStateEnabled, stateKey, readState, writeState } from './lib/state.js';
 import { ensureStyles } from './lib/style.js';
 import { h } from './lib/dom.js';
-import { reservedHeight, NARROW_QUERY } from './lib/heights.js';
+import { reservedHeight, heightKey, NARROW_QUERY } from './lib/heights.js';
 import { fitOverflow } from './lib/overflow.js';
 import { releaseHeld, heldHeight, rectOf } from './lib/offscreen.js';
 
@@ -642,7 +642,7 @@ export class PeElement extends HTMLElement {
   #reserve() {
     if (this.#reserved || this.style.minHeight) return;
     const narrow = typeof matchMedia === 'function' && matchMedia(NARROW_QUERY).matches;
-    const px = reservedHeight(this.localName, this.getBoundingClientRect().width, narrow);
+    const px = reservedHeight(heightKey(this), this.getBoundingClientRect().width, narrow);
     if (px > 0) {
       this.style.minHeight = `${px}px`;
       this.#reserved = true;
