@@ -31,7 +31,7 @@
  * row is expanded once into the hand kernel's form x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1] (the same
  * bits: the sign moved into the factor) and serves all of its heads, 1 shuffle per 4 floats instead of 2
  * (pe__expand_il below). Decode [1, 1, 32, 128], raw pe_rope_apply_qk, alternated with the plane form (issue
- * 14, three runs each): 1.11-1.15 -> 0.96-0.98 us; interleaved / half-split 1.36-1.42 -> 1.25-1.33, the hand
+ * 14, fastest of three runs each): 1.11 -> 0.96 us; interleaved / half-split 1.36-1.42 -> 1.24-1.33, the hand
  * kernels' own 1.25-1.36 (bench/api-cost.mjs). Rotary dims 64 .. 256 with 32 heads each: 0.88-0.92x the plane
  * form's time; 4 + 4 heads: 0.97-1.00x, so fewer heads keep the planes, as do bhsd head groups (a row serves 4)
  * and calls past the cache (PE__STREAM_BYTES).
@@ -131,11 +131,11 @@ PE_INLINE void pe__rotate_two(float *x0, float *x1, const float *cos, const floa
 }
 
 #if PE_SIMD
-/* Interleaved pairs of a 64-pair row rotated in place, without splitting them into planes:
+/* Interleaved pairs rotated in place, without splitting them into planes:
  *   x' = x * [c0 c0 c1 c1] + swap(x) * [-s0 s0 -s1 s1]      (inverse: the sign on the odd lanes)
  * the same products and the same one add per element as PE__ROT_SCALAR (a + (-b) is a - b in IEEE arithmetic,
- * and a sign flip is exact), so the same bits. ex: the row in that form, 32 vectors of each, c and s
- * alternating. */
+ * and a sign flip is exact), so the same bits. ex: a row of n pairs in that form, n / 2 vectors of each, c and
+ * s alternating. */
 PE_INLINE void pe__expand_il(float *ex, const float *cos, const float *sin, int32_t n, const int inverse) {
     const pe_v128 sign =
         inverse ? pe_i32x4_make(0, INT32_MIN, 0, INT32_MIN) : pe_i32x4_make(INT32_MIN, 0, INT32_MIN, 0);
@@ -152,9 +152,9 @@ PE_INLINE void pe__expand_il(float *ex, const float *cos, const float *sin, int3
         const pe_v128 v_ = pe_f32x4_load((x) + 4 * (j));                                                            \
         pe_f32x4_store((x) + 4 * (j), pe_f32x4_add(pe_f32x4_mul(v_, c), pe_f32x4_mul(pe_f32x4_swap_pairs(v_), s))); \
     } while (0)
-/* Heads x0 and x1 (x1 may be NULL) by an expanded row of n pairs (a multiple of 8). The pointers advance, so every access is a
- * constant offset off one of them (an index j * 16 + 16 would come out as an `or`, which wasm cannot fold
- * into the load). */
+/* Heads x0 and x1 (x1 may be NULL) by an expanded row of n pairs (a multiple of 8). The pointers advance, so
+ * every access is a constant offset off one of them (an index j * 16 + 16 would come out as an `or`, which wasm
+ * cannot fold into the load). */
 PE_INLINE void pe__rotate_two_il(float *x0, float *x1, const float *ex, int32_t n) {
     if (x1) {
         for (int32_t j = 0; j < n / 8; j++, x0 += 16, x1 += 16, ex += 32) {
@@ -241,13 +241,14 @@ PE_INLINE void pe__rotate_token(float *q, size_t qsh, int32_t qh, float *k, size
 }
 
 #if PE_SIMD
-/* Interleaved, n a multiple of 8 up to PE__IL_MAX_N: the token's row expanded once for all of its heads, when
- * there are PE__IL_MIN_HEADS or more (q's and k's together) to share the expansion's 12 wasm ops per 4 pairs
- * (each head saves 4), and in cache: past it (stream), where the bytes bound the time, large [4, 2048, 32, 128]
- * bshd ran 5-10 % slower this way than with the planes (raw, three alternated runs each). A function of its own for LLVM, one per direction (binaryen then inlines it into its one
- * caller): compiled inside pe__apply's instantiation, the larger function came out of V8 with spills in its
- * other loops (16.6 -> 17.5-18.9 instructions per 8 floats) and prefill [1, 512, 32, 128] interleaved bshd ran
- * slower (raw, median of five alternated runs: 0.67 against 0.57 ms). */
+/* Interleaved, n a multiple of 8 up to PE__IL_MAX_N: the token's row expanded once for all of its heads when
+ * there are PE__IL_MIN_HEADS or more of q and k together (the expansion costs 12 wasm ops per 4 pairs and each
+ * head saves 2 shuffles there; measured, 4 + 4 heads break even), and in cache: past it (stream), where the
+ * bytes bound the time, large [4, 2048, 32, 128] bshd ran 5-10 % slower this way than with the planes (raw,
+ * three alternated runs each). A function of its own for LLVM, one per direction (binaryen then inlines it into
+ * its one caller): compiled inside pe__apply's instantiation, the larger function came out of V8 with spills in
+ * its other loops (16.6 -> 17.5-18.9 instructions per 8 floats) and prefill [1, 512, 32, 128] interleaved bshd
+ * ran slower (raw, median of five alternated runs: 0.67 against 0.57 ms). */
 #define PE__IL_MAX_N 128
 #define PE__IL_MIN_HEADS 8
 #define PE__TOKEN_IL(NAME, INV)                                                                                    \
