@@ -108,7 +108,7 @@ async function fused({ name, B, S, H, KV, D }, L) {
   };
   const frees = [];
   if (L) {
-    // posenc's bshd order (rope_apply.c, pe__rotate_token): token by token; in cache the token's q heads then
+    // posenc's bshd order (rope_rows.h, pe__rotate_token): token by token; in cache the token's q heads then
     // its k heads, past PE__STREAM_BYTES (4 MiB of q + k, counted read and write) q head h beside k head h
     const ex = L.exports;
     const qP = block(L, nq, 1, frees);

@@ -36,7 +36,7 @@ typedef struct pe__rope_rows {
 pe_status pe__rope_rows_begin(pe__rope_rows *out, const pe_rope *rope, const int32_t *positions, int32_t n_positions,
                               int64_t seq_len, double extra_scale, double *scratch);
 
-/* ---- the apply kernels: rope_apply.c (checks, views, float32) and rope_apply16.c (16-bit storage) ---- */
+/* ---- the apply kernels: rope_apply.c (checks, views, float32; its row loops: rope_rows.h) and rope_apply16.c ---- */
 
 /* Where a tensor's head vectors are: head (b, s, h) starts at x + b*sb + s*ss + h*sh (elements), head_dim
  * contiguous. heads 0: no such tensor (k absent). */

@@ -1,5 +1,5 @@
 /* test_rope_stream.c — pe_rope_apply_qk on calls past 4 MiB of rotated q and k, where the bshd token loop pairs
- * q's head j with k's head j (rope_apply.c, PE__STREAM_BYTES) instead of q's heads in pairs: the result equals
+ * q's head j with k's head j (rope_rows.h, PE__STREAM_BYTES) instead of q's heads in pairs: the result equals
  * two one-tensor pe_rope_apply calls and the rotation written out below, bit for bit, for equal and unequal head
  * counts (GQA either way round, odd leftovers), both pairings, both directions, partial rotary, rotary sizes off
  * the 16- and 4-pair steps, strided views in one fused buffer and bhsd decode batches. Built in both variants

@@ -103,7 +103,7 @@ static void test_paths(void) {
         status_bad += pe_rope_cos_sin(cos, sin, &rope, pos, n_pos, seq_len, extra) != PE_OK;
 
         pe_rope_apply_config qc = {.batch = B, .seq = S, .heads = H, .layout = pe_rng_int(&rng, 0, 1)};
-        /* the SIMD build's interleaved rows expanded once per token (rope_apply.c, PE__IL_MIN_HEADS): token order,
+        /* the SIMD build's interleaved rows expanded once per token (rope_rows.h, PE__IL_MIN_HEADS): token order,
          * n a multiple of 8 up to 128, 8 or more heads of q and k together */
         il_token_cases += rc.pairing == PE_PAIRING_INTERLEAVED && rope.n_freq % 8 == 0 && rope.n_freq <= 128 &&
                           (qc.layout == PE_LAYOUT_BSHD || S <= 8) && H + KH >= 8;
