@@ -29,10 +29,11 @@ export const HEIGHTS = {
 
 export const NARROW_QUERY = '(max-width: 560px)';
 
+const VARIANT_KEYS = Object.keys(HEIGHTS).filter((key) => key.includes('['));
+
 /** The row of HEIGHTS for an element: the first variant (a CSS selector) it matches, else its tag. */
 export function heightKey(el) {
-  for (const key in HEIGHTS) if (key.includes('[') && el.matches(key)) return key;
-  return el.localName;
+  return VARIANT_KEYS.find((key) => el.matches(key)) ?? el.localName;
 }
 
 /** The height to reserve for row "tag" at a container width (linear between measured widths); 0 when unknown. */
